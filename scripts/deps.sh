@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Check what tessera needs and install what is missing with apt-get (Debian/Ubuntu).
+#   deps.sh build   compiler, libpng, libjpeg, zlib
+#   deps.sh test    the above plus python3 with OpenCV and numpy (conformance tests, benchmark)
+# Without root (or sudo) it names the missing packages in one line and fails.
+set -u
+what=${1:-build}
+missing=()
+
+have_header() { echo "#include <$1>" | ${CC:-cc} -E -x c - >/dev/null 2>&1; }
+
+command -v ${CC:-cc} >/dev/null 2>&1 || missing+=(build-essential)
+command -v make >/dev/null 2>&1 || missing+=(make)
+have_header png.h || missing+=(libpng-dev)
+have_header jpeglib.h || missing+=(libjpeg62-turbo-dev)
+have_header zlib.h || missing+=(zlib1g-dev)
+if [ "$what" = test ]; then
+    py=${PYTHON:-$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo python3 )}
+    command -v "$py" >/dev/null 2>&1 || missing+=(python3)
+    "$py" -c 'import numpy' >/dev/null 2>&1 || missing+=(python3-numpy)
+    "$py" -c 'import cv2' >/dev/null 2>&1 || missing+=(python3-opencv)
+fi
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if command -v apt-get >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ]; then sudo=""; elif sudo -n true 2>/dev/null; then sudo="sudo -n"; else sudo=none; fi
+    if [ "$sudo" != none ]; then
+        echo "tessera: installing ${missing[*]} with apt-get" >&2
+        export DEBIAN_FRONTEND=noninteractive
+        if $sudo apt-get install -y -q --no-install-recommends "${missing[@]}" >/tmp/tessera-apt.log 2>&1 ||
+           { $sudo apt-get update -q >>/tmp/tessera-apt.log 2>&1 &&
+             $sudo apt-get install -y -q --no-install-recommends "${missing[@]}" >>/tmp/tessera-apt.log 2>&1; }; then
+            exit 0
+        fi
+        echo "tessera: apt-get could not install ${missing[*]} (log: /tmp/tessera-apt.log)" >&2
+        exit 1
+    fi
+fi
+echo "tessera: missing packages: ${missing[*]} (install with: sudo apt-get install ${missing[*]})" >&2
+exit 1

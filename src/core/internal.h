@@ -1,0 +1,76 @@
+/* Internal helpers shared by the core, the backends and the file formats. */
+#ifndef TSR_INTERNAL_H
+#define TSR_INTERNAL_H
+
+#include "tessera.h"
+#include <stdarg.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define TSR_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define TSR_PRINTF(a, b)
+#endif
+
+/* Record a one-line message for tsr_last_error() and return s (for 'return tsr__fail(...)'). */
+tsr_status tsr__fail(tsr_status s, const char *fmt, ...) TSR_PRINTF(2, 3);
+/* Clear the thread's message (called on entry of public functions that succeed). */
+void tsr__clear_error(void);
+
+/* Overflow-checked size arithmetic: return 0 on overflow, 1 with *out set otherwise. */
+int tsr__mul_size(size_t a, size_t b, size_t *out);
+int tsr__add_size(size_t a, size_t b, size_t *out);
+
+/* OpenCV's borderInterpolate: map coordinate p into [0,len) for the border mode, or -1 for
+ * TSR_BORDER_CONSTANT outside the image. */
+static inline int tsr__border_index(int p, int len, int border)
+{
+    if ((unsigned)p < (unsigned)len) return p;
+    if (border == TSR_BORDER_CONSTANT) return -1;
+    if (border == TSR_BORDER_REPLICATE) return p < 0 ? 0 : len - 1;
+    if (len == 1) return 0;
+    {
+        int delta = border == TSR_BORDER_REFLECT101;
+        do {
+            if (p < 0) p = -p - 1 + delta;
+            else p = len - 1 - (p - len) - delta;
+        } while ((unsigned)p >= (unsigned)len);
+    }
+    return p;
+}
+
+/* Pointer to row y of an image. */
+static inline void *tsr__row(const tsr_image *img, int y)
+{
+    return (unsigned char *)img->data + (size_t)y * img->stride;
+}
+
+/* Run fn(ctx, begin, end) over [0,n) split into contiguous chunks on up to 'threads' workers
+ * (0: default). Blocks until all chunks are done. Chunks are at least min_chunk long. */
+typedef void (*tsr__range_fn)(void *ctx, int begin, int end);
+void tsr__parallel_for(int n, int min_chunk, int threads, tsr__range_fn fn, void *ctx);
+/* The thread count an exec asks for (resolves 0). */
+int tsr__exec_threads(const tsr_exec *ex);
+
+/* Whether variant logging is on. */
+int tsr__log_enabled(void);
+
+/* Device side (src/cuda/device.cu, or src/core/nocuda.c in CPU-only builds). */
+int tsr__cuda_available(void);
+tsr_status tsr__cuda_alloc(void **ptr, size_t *pitch, size_t row_bytes, int height);
+void tsr__cuda_free(void *ptr);
+tsr_status tsr__cuda_copy2d(void *dst, size_t dpitch, tsr_memory dmem, const void *src, size_t spitch,
+                            tsr_memory smem, size_t row_bytes, int height, void *stream);
+tsr_status tsr__cuda_sync(void *stream);
+
+/* Parameter access by descriptor. */
+double tsr__param_get(const tsr_param *p, const void *params);
+void tsr__param_set(const tsr_param *p, void *params, double v);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

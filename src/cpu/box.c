@@ -1,0 +1,225 @@
+/* Box (mean) filter on the CPU: the plain definition and running sums on all threads. */
+#include "box_core.h"
+#include "../core/ops.h"
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static inline uint64_t tsr__px(const tsr_image *img, int x, int y, int c)
+{
+    const void *row = tsr__row(img, y);
+    size_t i = (size_t)x * img->channels + c;
+    return img->depth == TSR_U8 ? ((const uint8_t *)row)[i] : ((const uint16_t *)row)[i];
+}
+
+static inline void tsr__put(tsr_image *img, int x, int y, int c, unsigned v)
+{
+    void *row = tsr__row(img, y);
+    size_t i = (size_t)x * img->channels + c;
+    if (img->depth == TSR_U8) ((uint8_t *)row)[i] = (uint8_t)v;
+    else ((uint16_t *)row)[i] = (uint16_t)v;
+}
+
+tsr_status tsr__box_plain(const tsr__box_plan *pl, tsr_image *dst)
+{
+    const tsr_image *src = pl->src;
+    int w = src->width, h = src->height, cn = src->channels;
+    uint64_t area = (uint64_t)(2 * pl->rx + 1) * (uint64_t)(2 * pl->ry + 1);
+    uint64_t *vert = malloc((size_t)w * cn * sizeof *vert);
+    if (!vert) return tsr__fail(TSR_E_NOMEM, "box: out of memory for a row of sums");
+    for (int y = 0; y < h; y++) {
+        /* Vertical window sums of every column, then horizontal sums of those: the window's
+         * total, since a sample outside on either axis is the border value. */
+        for (int x = 0; x < w; x++)
+            for (int c = 0; c < cn; c++) {
+                uint64_t s = 0;
+                for (int k = -pl->ry; k <= pl->ry; k++) {
+                    int yy = tsr__border_index(y + k, h, pl->border);
+                    s += yy < 0 ? (uint64_t)pl->value : tsr__px(src, x, yy, c);
+                }
+                vert[(size_t)x * cn + c] = s;
+            }
+        for (int x = 0; x < w; x++)
+            for (int c = 0; c < cn; c++) {
+                uint64_t s = 0;
+                for (int k = -pl->rx; k <= pl->rx; k++) {
+                    int xx = tsr__border_index(x + k, w, pl->border);
+                    s += xx < 0 ? (uint64_t)pl->value * (uint64_t)(2 * pl->ry + 1) : vert[(size_t)xx * cn + c];
+                }
+                tsr__put(dst, x, y, c, tsr__round_mean(s, area));
+            }
+    }
+    free(vert);
+    return TSR_OK;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Running sums. For each band of rows: 'col' holds the vertical window sum of every sample
+ * position, updated by one row in and one row out per output row; the horizontal window
+ * sums slide along that row. The rounded mean floor((s + (area-1)/2 + 0.5) / area) is
+ * computed by multiplying with the reciprocal: s/area never lies within 1/(2*area) of an
+ * integer (area is odd), so float is exact while its error 2^-23 * 256 stays below that
+ * (8-bit samples, area <= 8191) and double is exact for every 32-bit area.
+ * ------------------------------------------------------------------------------------------ */
+
+#define TSR_BOX_DEFINE(SUM_T, NAME)                                                                         \
+    __attribute__((target_clones("avx2", "default")))                                                      \
+    static void NAME##_add_row(SUM_T *restrict col, const tsr_image *src, int yy, int sign, SUM_T outside,  \
+                               size_t n)                                                                    \
+    {                                                                                                       \
+        if (yy < 0) {                                                                                       \
+            if (sign > 0) for (size_t i = 0; i < n; i++) col[i] += outside;                                 \
+            else for (size_t i = 0; i < n; i++) col[i] -= outside;                                          \
+        } else if (src->depth == TSR_U8) {                                                                  \
+            const uint8_t *restrict s = tsr__row(src, yy);                                                  \
+            if (sign > 0) for (size_t i = 0; i < n; i++) col[i] += s[i];                                    \
+            else for (size_t i = 0; i < n; i++) col[i] -= s[i];                                             \
+        } else {                                                                                            \
+            const uint16_t *restrict s = tsr__row(src, yy);                                                 \
+            if (sign > 0) for (size_t i = 0; i < n; i++) col[i] += s[i];                                    \
+            else for (size_t i = 0; i < n; i++) col[i] -= s[i];                                             \
+        }                                                                                                   \
+    }                                                                                                       \
+    /* Window sums along the row: ext holds the column sums with rx samples of border on each side. */     \
+    __attribute__((target_clones("avx2", "default")))                                                      \
+    static void NAME##_hsum(const SUM_T *restrict ext, SUM_T *restrict hs, size_t n, int cn, int rx)        \
+    {                                                                                                       \
+        size_t win = (size_t)(2 * rx + 1) * cn;                                                             \
+        if (rx <= 3) {                                                                                      \
+            for (size_t i = 0; i < n; i++) {                                                                \
+                SUM_T s = 0;                                                                                \
+                for (int k = 0; k <= 2 * rx; k++) s += ext[i + (size_t)k * cn];                             \
+                hs[i] = s;                                                                                  \
+            }                                                                                               \
+            return;                                                                                         \
+        }                                                                                                   \
+        for (int c = 0; c < cn; c++) {                                                                      \
+            SUM_T s = 0;                                                                                    \
+            for (size_t k = c; k < win; k += cn) s += ext[k];                                               \
+            hs[c] = s;                                                                                      \
+        }                                                                                                   \
+        for (size_t i = cn; i < n; i++) hs[i] = hs[i - cn] + (ext[i - cn + win] - ext[i - cn]);             \
+    }                                                                                                       \
+    __attribute__((target_clones("avx2", "default")))                                                      \
+    static void NAME##_divide(const SUM_T *restrict hs, void *restrict out, size_t n, int depth,            \
+                              uint64_t area)                                                                \
+    {                                                                                                       \
+        SUM_T half = (SUM_T)((area - 1) / 2);                                                               \
+        if (depth == TSR_U8 && area <= 8191) {                                                              \
+            float inv = 1.0f / (float)area;                                                                 \
+            uint8_t *restrict o = out;                                                                      \
+            for (size_t i = 0; i < n; i++) o[i] = (uint8_t)(int)(((float)(hs[i] + half) + 0.5f) * inv);    \
+        } else if (area <= 0xffffffffu) {                                                                   \
+            double inv = 1.0 / (double)area;                                                                \
+            if (depth == TSR_U8) {                                                                          \
+                uint8_t *restrict o = out;                                                                  \
+                for (size_t i = 0; i < n; i++) o[i] = (uint8_t)(int64_t)(((double)(hs[i] + half) + 0.5) * inv); \
+            } else {                                                                                        \
+                uint16_t *restrict o = out;                                                                 \
+                for (size_t i = 0; i < n; i++) o[i] = (uint16_t)(int64_t)(((double)(hs[i] + half) + 0.5) * inv); \
+            }                                                                                               \
+        } else {                                                                                            \
+            for (size_t i = 0; i < n; i++) {                                                                \
+                unsigned q = tsr__round_mean(hs[i], area);                                                  \
+                if (depth == TSR_U8) ((uint8_t *)out)[i] = (uint8_t)q;                                      \
+                else ((uint16_t *)out)[i] = (uint16_t)q;                                                    \
+            }                                                                                               \
+        }                                                                                                   \
+    }                                                                                                       \
+    static tsr_status NAME##_band(const tsr__box_plan *pl, int y0, int y1, tsr__box_target_fn target,       \
+                                  tsr__box_done_fn done, void *ctx)                                         \
+    {                                                                                                       \
+        const tsr_image *src = pl->src;                                                                     \
+        int w = src->width, h = src->height, cn = src->channels, rx = pl->rx, ry = pl->ry;                  \
+        size_t n = (size_t)w * cn, pad = (size_t)rx * cn;                                                   \
+        uint64_t area = (uint64_t)(2 * rx + 1) * (uint64_t)(2 * ry + 1);                                    \
+        SUM_T outside = (SUM_T)pl->value, outside_col = (SUM_T)((uint64_t)pl->value * (2 * ry + 1));        \
+        SUM_T *ext = malloc((n + 2 * pad) * sizeof *ext), *hs = malloc(n * sizeof *hs);                     \
+        SUM_T *col = ext + pad;                                                                             \
+        if (!ext || !hs) {                                                                                  \
+            free(ext);                                                                                      \
+            free(hs);                                                                                       \
+            return tsr__fail(TSR_E_NOMEM, "box: out of memory for running sums of a %dx%d image", w, h);    \
+        }                                                                                                   \
+        memset(col, 0, n * sizeof *col);                                                                    \
+        for (int k = -ry; k <= ry; k++)                                                                     \
+            NAME##_add_row(col, src, tsr__border_index(y0 + k, h, pl->border), 1, outside, n);              \
+        for (int y = y0; y < y1; y++) {                                                                     \
+            void *out;                                                                                      \
+            if (y > y0) {                                                                                   \
+                NAME##_add_row(col, src, tsr__border_index(y + ry, h, pl->border), 1, outside, n);          \
+                NAME##_add_row(col, src, tsr__border_index(y - ry - 1, h, pl->border), -1, outside, n);     \
+            }                                                                                               \
+            for (int x = 1; x <= rx; x++) { /* border columns on both sides */                              \
+                int l = tsr__border_index(-x, w, pl->border), r = tsr__border_index(w - 1 + x, w, pl->border); \
+                for (int c = 0; c < cn; c++) {                                                              \
+                    col[-(ptrdiff_t)x * cn + c] = l < 0 ? outside_col : col[(size_t)l * cn + c];            \
+                    col[(size_t)(w - 1 + x) * cn + c] = r < 0 ? outside_col : col[(size_t)r * cn + c];      \
+                }                                                                                           \
+            }                                                                                               \
+            NAME##_hsum(ext, hs, n, cn, rx);                                                                \
+            out = target(ctx, y);                                                                           \
+            NAME##_divide(hs, out, n, src->depth, area);                                                    \
+            if (done) done(ctx, y, out);                                                                    \
+        }                                                                                                   \
+        free(ext);                                                                                          \
+        free(hs);                                                                                           \
+        return TSR_OK;                                                                                      \
+    }
+
+TSR_BOX_DEFINE(uint32_t, tsr__box32)
+TSR_BOX_DEFINE(uint64_t, tsr__box64)
+
+tsr_status tsr__box_band(const tsr__box_plan *pl, int y0, int y1, tsr__box_target_fn target, tsr__box_done_fn done,
+                         void *ctx)
+{
+    uint64_t maxv = pl->src->depth == TSR_U8 ? 255 : 65535;
+    uint64_t area = (uint64_t)(2 * pl->rx + 1) * (uint64_t)(2 * pl->ry + 1);
+    if ((uint64_t)pl->value > maxv) maxv = (uint64_t)pl->value;
+    /* 32-bit sums, with the rounding offset added, must not wrap. */
+    if (maxv * area + area <= 0xffffffffull) return tsr__box32_band(pl, y0, y1, target, done, ctx);
+    return tsr__box64_band(pl, y0, y1, target, done, ctx);
+}
+
+/* ---------------------------------------------------------------- variants */
+
+static tsr_status tsr__box_reference(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
+{
+    const tsr_box_params *p = params;
+    tsr__box_plan pl = {src, 0, 0, p->border, p->value};
+    (void)ex;
+    tsr__box_radii(p, &pl.rx, &pl.ry);
+    return tsr__box_plain(&pl, dst);
+}
+
+struct tsr__box_job {
+    tsr__box_plan plan;
+    tsr_image *dst;
+    tsr_status status;
+};
+
+static void *tsr__box_dst_row(void *ctx, int y) { return tsr__row(((struct tsr__box_job *)ctx)->dst, y); }
+
+static void tsr__box_rows(void *ctx, int y0, int y1)
+{
+    struct tsr__box_job *j = ctx;
+    tsr_status s = tsr__box_band(&j->plan, y0, y1, tsr__box_dst_row, NULL, j);
+    if (s) j->status = s;   /* any failing band fails the call */
+}
+
+static tsr_status tsr__box_running(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
+{
+    const tsr_box_params *p = params;
+    struct tsr__box_job j = {{src, 0, 0, p->border, p->value}, dst, TSR_OK};
+    tsr__box_radii(p, &j.plan.rx, &j.plan.ry);
+    /* Each band pays 2*ry+1 rows to start its sums: keep bands well above that. */
+    tsr__parallel_for(src->height, 4 * j.plan.ry + 16, tsr__exec_threads(ex), tsr__box_rows, &j);
+    return j.status;
+}
+
+const tsr_variant tsr__box_cpu[] = {
+    {"reference", TSR_BACKEND_CPU, "window sums sample by sample, O(rx+ry) per pixel (the definition)",
+     tsr__box_reference, NULL, 0, 1},
+    {"running", TSR_BACKEND_CPU, "running column and row sums, O(1) per pixel, threaded and vectorised",
+     tsr__box_running, NULL, 1, 0},
+    {NULL, 0, NULL, NULL, NULL, 0, 0}};

@@ -1,0 +1,247 @@
+/* Shrinking by area averaging on the CPU, following OpenCV's INTER_AREA arithmetic:
+ *  - integer factors fx x fy: the cell's integer sum; 2x2 rounds (sum + 2) >> 2 (1, 3 or 4
+ *    channels), other factors multiply by the float 1/(fx*fy) and round half to even;
+ *  - other sizes: per-axis tables of fractional cell weights (float), rows accumulated in
+ *    float in OpenCV's order, rounded half to even. */
+#include "../core/internal.h"
+#include "../core/ops.h"
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static inline unsigned tsr__sat(float v, unsigned maxv)
+{
+    long r = lrintf(v);   /* round half to even in the default rounding mode, as cvRound */
+    return r < 0 ? 0 : (unsigned long)r > maxv ? maxv : (unsigned)r;
+}
+
+static inline unsigned tsr__ld(const tsr_image *img, int y, size_t i)
+{
+    const void *row = tsr__row(img, y);
+    return img->depth == TSR_U8 ? ((const uint8_t *)row)[i] : ((const uint16_t *)row)[i];
+}
+
+static inline void tsr__st(tsr_image *img, int y, size_t i, unsigned v)
+{
+    void *row = tsr__row(img, y);
+    if (img->depth == TSR_U8) ((uint8_t *)row)[i] = (uint8_t)v;
+    else ((uint16_t *)row)[i] = (uint16_t)v;
+}
+
+/* One output sample of an integer-factor cell from its sum. */
+static inline unsigned tsr__cell_value(uint64_t sum, int fx, int fy, int cn, unsigned maxv)
+{
+    if (fx == 1 && fy == 1) return (unsigned)sum;
+    if (fx == 2 && fy == 2 && cn != 2) return (unsigned)((sum + 2) >> 2);
+    return tsr__sat((float)sum * (1.f / (float)(fx * fy)), maxv);
+}
+
+/* ---------------------------------------------------------------- fractional tables */
+
+typedef struct {
+    int di, si;        /* destination and source index (channel-scaled for x) */
+    float alpha;       /* weight of the source sample in that destination cell */
+} tsr__area_tab;
+
+/* Fill tab (room for 2*ssize entries) with the weights of source samples in each destination
+ * cell of an axis shrunk from ssize to dsize, the way OpenCV's computeResizeAreaTab does. */
+static int tsr__area_tab_compute(int ssize, int dsize, int cn, double scale, tsr__area_tab *tab)
+{
+    int k = 0;
+    for (int dx = 0; dx < dsize; dx++) {
+        double fsx1 = dx * scale, fsx2 = fsx1 + scale;
+        double cell = scale < ssize - fsx1 ? scale : ssize - fsx1;
+        int sx1 = (int)ceil(fsx1), sx2 = (int)floor(fsx2);
+        sx2 = sx2 < ssize - 1 ? sx2 : ssize - 1;
+        sx1 = sx1 < sx2 ? sx1 : sx2;
+        if (sx1 - fsx1 > 1e-3) tab[k++] = (tsr__area_tab){dx * cn, (sx1 - 1) * cn, (float)((sx1 - fsx1) / cell)};
+        for (int sx = sx1; sx < sx2; sx++) tab[k++] = (tsr__area_tab){dx * cn, sx * cn, (float)(1.0 / cell)};
+        if (fsx2 - sx2 > 1e-3) {
+            double a = fsx2 - sx2 < 1. ? fsx2 - sx2 : 1.;
+            a = a < cell ? a : cell;
+            tab[k++] = (tsr__area_tab){dx * cn, sx2 * cn, (float)(a / cell)};
+        }
+    }
+    return k;
+}
+
+typedef struct {
+    tsr__area_tab *xtab, *ytab;
+    int nx, ny;
+    int *ystart;       /* first ytab entry of each destination row; ystart[dh] = ny */
+} tsr__area_plan;
+
+static void tsr__area_plan_free(tsr__area_plan *pl)
+{
+    free(pl->xtab);
+    free(pl->ytab);
+    free(pl->ystart);
+}
+
+static tsr_status tsr__area_plan_make(const tsr_image *src, int dw, int dh, tsr__area_plan *pl)
+{
+    int cn = src->channels;
+    memset(pl, 0, sizeof *pl);
+    pl->xtab = malloc(sizeof *pl->xtab * 2 * (size_t)src->width);
+    pl->ytab = malloc(sizeof *pl->ytab * 2 * (size_t)src->height);
+    pl->ystart = malloc(sizeof *pl->ystart * ((size_t)dh + 1));
+    if (!pl->xtab || !pl->ytab || !pl->ystart) {
+        tsr__area_plan_free(pl);
+        return tsr__fail(TSR_E_NOMEM, "resize: out of memory for the area tables");
+    }
+    pl->nx = tsr__area_tab_compute(src->width, dw, cn, 1. / ((double)dw / src->width), pl->xtab);
+    pl->ny = tsr__area_tab_compute(src->height, dh, 1, 1. / ((double)dh / src->height), pl->ytab);
+    for (int dy = 0, j = 0; dy <= dh; dy++) {
+        while (j < pl->ny && pl->ytab[j].di < dy) j++;
+        pl->ystart[dy] = j;
+    }
+    return TSR_OK;
+}
+
+/* One destination row from its source rows: buf and sum hold dw*cn floats each. */
+static void tsr__area_row(const tsr_image *src, tsr_image *dst, const tsr__area_plan *pl, int dy, float *buf,
+                          float *sum)
+{
+    size_t n = (size_t)dst->width * dst->channels;
+    int cn = src->channels;
+    unsigned maxv = src->depth == TSR_U8 ? 255u : 65535u;
+    for (int j = pl->ystart[dy]; j < pl->ystart[dy + 1]; j++) {
+        float beta = pl->ytab[j].alpha;
+        int sy = pl->ytab[j].si;
+        memset(buf, 0, n * sizeof *buf);
+        for (int k = 0; k < pl->nx; k++) {
+            const tsr__area_tab *t = &pl->xtab[k];
+            for (int c = 0; c < cn; c++) buf[t->di + c] += (float)tsr__ld(src, sy, (size_t)t->si + c) * t->alpha;
+        }
+        if (j == pl->ystart[dy])
+            for (size_t i = 0; i < n; i++) sum[i] = beta * buf[i];
+        else
+            for (size_t i = 0; i < n; i++) sum[i] += beta * buf[i];
+    }
+    for (size_t i = 0; i < n; i++) tsr__st(dst, dy, i, tsr__sat(sum[i], maxv));
+}
+
+/* ---------------------------------------------------------------- reference */
+
+static tsr_status tsr__resize_reference(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
+{
+    const tsr_resize_params *p = params;
+    int cn = src->channels, fx, fy;
+    unsigned maxv = src->depth == TSR_U8 ? 255u : 65535u;
+    (void)ex;
+    if (tsr__resize_is_integer(src, p, &fx, &fy)) {
+        for (int dy = 0; dy < dst->height; dy++)
+            for (int dx = 0; dx < dst->width; dx++)
+                for (int c = 0; c < cn; c++) {
+                    uint64_t s = 0;
+                    for (int y = dy * fy; y < dy * fy + fy; y++)
+                        for (int x = dx * fx; x < dx * fx + fx; x++) s += tsr__ld(src, y, (size_t)x * cn + c);
+                    tsr__st(dst, dy, (size_t)dx * cn + c, tsr__cell_value(s, fx, fy, cn, maxv));
+                }
+        return TSR_OK;
+    }
+    {
+        tsr__area_plan pl;
+        size_t n = (size_t)dst->width * cn;
+        float *buf;
+        tsr_status s = tsr__area_plan_make(src, dst->width, dst->height, &pl);
+        if (s) return s;
+        buf = malloc(2 * n * sizeof *buf);
+        if (!buf) {
+            tsr__area_plan_free(&pl);
+            return tsr__fail(TSR_E_NOMEM, "resize: out of memory for a row buffer");
+        }
+        for (int dy = 0; dy < dst->height; dy++) tsr__area_row(src, dst, &pl, dy, buf, buf + n);
+        free(buf);
+        tsr__area_plan_free(&pl);
+    }
+    return TSR_OK;
+}
+
+/* ---------------------------------------------------------------- threaded */
+
+struct tsr__resize_job {
+    const tsr_image *src;
+    tsr_image *dst;
+    int fx, fy;
+    tsr__area_plan plan;
+    tsr_status status;
+};
+
+/* Integer factors: column sums of the fy source rows, then the fx-wide cells of that row. */
+__attribute__((target_clones("avx2", "default")))
+static void tsr__resize_int_rows(void *ctx, int y0, int y1)
+{
+    struct tsr__resize_job *j = ctx;
+    const tsr_image *src = j->src;
+    int cn = src->channels, fx = j->fx, fy = j->fy, dw = j->dst->width;
+    size_t n = (size_t)src->width * cn;
+    unsigned maxv = src->depth == TSR_U8 ? 255u : 65535u;
+    uint32_t *col = malloc(n * sizeof *col);
+    if (!col) {
+        j->status = tsr__fail(TSR_E_NOMEM, "resize: out of memory for a row of sums");
+        return;
+    }
+    for (int dy = y0; dy < y1; dy++) {
+        memset(col, 0, n * sizeof *col);
+        for (int y = dy * fy; y < dy * fy + fy; y++) {
+            if (src->depth == TSR_U8) {
+                const uint8_t *restrict s = tsr__row(src, y);
+                for (size_t i = 0; i < n; i++) col[i] += s[i];
+            } else {
+                const uint16_t *restrict s = tsr__row(src, y);
+                for (size_t i = 0; i < n; i++) col[i] += s[i];
+            }
+        }
+        for (int dx = 0; dx < dw; dx++)
+            for (int c = 0; c < cn; c++) {
+                uint64_t s = 0;
+                for (int k = 0; k < fx; k++) s += col[((size_t)dx * fx + k) * cn + c];
+                tsr__st(j->dst, dy, (size_t)dx * cn + c, tsr__cell_value(s, fx, fy, cn, maxv));
+            }
+    }
+    free(col);
+}
+
+static void tsr__resize_area_rows(void *ctx, int y0, int y1)
+{
+    struct tsr__resize_job *j = ctx;
+    size_t n = (size_t)j->dst->width * j->dst->channels;
+    float *buf = malloc(2 * n * sizeof *buf);
+    if (!buf) {
+        j->status = tsr__fail(TSR_E_NOMEM, "resize: out of memory for a row buffer");
+        return;
+    }
+    for (int dy = y0; dy < y1; dy++) tsr__area_row(j->src, j->dst, &j->plan, dy, buf, buf + n);
+    free(buf);
+}
+
+static tsr_status tsr__resize_threaded(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
+{
+    const tsr_resize_params *p = params;
+    struct tsr__resize_job j;
+    memset(&j, 0, sizeof j);
+    j.src = src;
+    j.dst = dst;
+    /* 32-bit column sums of fy rows of 16-bit samples fit while fy <= 65537. */
+    if (tsr__resize_is_integer(src, p, &j.fx, &j.fy) && j.fy <= 65537) {
+        tsr__parallel_for(dst->height, 1, tsr__exec_threads(ex), tsr__resize_int_rows, &j);
+        return j.status;
+    }
+    if (tsr__resize_is_integer(src, p, &j.fx, &j.fy)) {
+        tsr_variant const *ref = &tsr__resize_cpu[0];
+        return ref->run(src, dst, params, ex);
+    }
+    if ((j.status = tsr__area_plan_make(src, dst->width, dst->height, &j.plan))) return j.status;
+    tsr__parallel_for(dst->height, 1, tsr__exec_threads(ex), tsr__resize_area_rows, &j);
+    tsr__area_plan_free(&j.plan);
+    return j.status;
+}
+
+const tsr_variant tsr__resize_cpu[] = {
+    {"reference", TSR_BACKEND_CPU, "each cell summed or weighted sample by sample (the definition)",
+     tsr__resize_reference, NULL, 0, 1},
+    {"threaded", TSR_BACKEND_CPU, "rows on all threads, integer factors through vectorised column sums",
+     tsr__resize_threaded, NULL, 1, 0},
+    {NULL, 0, NULL, NULL, NULL, 0, 0}};

@@ -1,0 +1,293 @@
+/* Every registered variant of every operation against the operation's reference, bit for bit,
+ * on random images of odd sizes, every border, and the edges of each parameter range. CUDA
+ * variants run when a device is present and are counted as skipped otherwise. */
+#include "test.h"
+#include <stdlib.h>
+
+typedef struct {
+    int w, h;
+} tsize;
+
+static const tsize sizes[] = {{1, 1}, {2, 3}, {13, 42}, {42, 13}, {64, 17}, {257, 1031}};
+#define NSIZES ((int)(sizeof sizes / sizeof sizes[0]))
+
+/* Fill an image with a pattern: 0 random, 1 all maximum, 2 smooth ramp with noise, 3 zeros+max. */
+static void fill(tsr_image *img, int pattern)
+{
+    unsigned maxv = img->depth == TSR_U8 ? 255u : 65535u;
+    for (int y = 0; y < img->height; y++)
+        for (int i = 0; i < img->width * img->channels; i++) {
+            unsigned v;
+            switch (pattern) {
+            case 1: v = maxv; break;
+            case 2: v = (unsigned)((unsigned long long)(i + y) * maxv / (img->width * img->channels + img->height)) ^ (tsr_test_rand() & 3); break;
+            case 3: v = (tsr_test_rand() & 1) ? maxv : 0; break;
+            default: v = tsr_test_rand() & maxv;
+            }
+            if (v > maxv) v = maxv;
+            if (img->depth == TSR_U8) ((unsigned char *)img->data)[(size_t)y * img->stride + i] = (unsigned char)v;
+            else ((unsigned short *)((unsigned char *)img->data + (size_t)y * img->stride))[i] = (unsigned short)v;
+        }
+}
+
+static int same(const tsr_image *a, const tsr_image *b, int *bx, int *by)
+{
+    size_t row = tsr_image_row_bytes(a);
+    if (a->width != b->width || a->height != b->height || a->channels != b->channels || a->depth != b->depth) {
+        *bx = *by = -1;
+        return 0;
+    }
+    for (int y = 0; y < a->height; y++)
+        if (memcmp((char *)a->data + (size_t)y * a->stride, (char *)b->data + (size_t)y * b->stride, row)) {
+            for (int x = 0; x < a->width; x++)
+                if (memcmp((char *)a->data + (size_t)y * a->stride + (size_t)x * a->channels * a->depth,
+                           (char *)b->data + (size_t)y * b->stride + (size_t)x * a->channels * a->depth,
+                           (size_t)a->channels * a->depth)) {
+                    *bx = x;
+                    *by = y;
+                    return 0;
+                }
+        }
+    return 1;
+}
+
+/* Run every non-reference variant of op on src with params and compare with the reference.
+ * Returns the number of CUDA variants that could not run (no device). */
+static int compare_all(const char *opname, const tsr_image *src, const void *params, const char *what)
+{
+    const tsr_op *op = tsr_op_find(opname);
+    tsr_exec ref_ex = {TSR_BACKEND_CPU, "reference", NULL, 0};
+    tsr_image ref = {0};
+    int skipped = 0;
+    tsr_status s = tsr_run(op, src, &ref, params, &ref_ex);
+    CHECK_MSG(s == TSR_OK, "%s reference failed on %s: %s", opname, what, tsr_last_error());
+    if (s) return 0;
+    for (int i = 0; op->variants[i]; i++) {
+        const tsr_variant *v = op->variants[i];
+        tsr_exec ex = {v->backend, v->name, NULL, 0};
+        tsr_image out = {0};
+        int bx, by;
+        if (v->is_reference) continue;
+        if (v->supports && !v->supports(src, params)) continue;
+        if (v->backend == TSR_BACKEND_CUDA && !tsr_cuda_available()) {
+            skipped++;
+            continue;
+        }
+        /* Odd thread counts exercise uneven bands. */
+        ex.threads = 1 + (int)(tsr_test_rand() % 3);
+        s = tsr_run(op, src, &out, params, &ex);
+        CHECK_MSG(s == TSR_OK, "%s/%s failed on %s: %s", opname, v->name, what, tsr_last_error());
+        if (!s) {
+            CHECK_MSG(same(&ref, &out, &bx, &by), "%s/%s differs from the reference on %s at (%d,%d)", opname, v->name,
+                      what, bx, by);
+        }
+        tsr_image_free(&out);
+    }
+    tsr_image_free(&ref);
+    return skipped;
+}
+
+static int cuda_variants(const char *opname)
+{
+    const tsr_op *op = tsr_op_find(opname);
+    int n = 0;
+    for (int i = 0; op->variants[i]; i++) n += op->variants[i]->backend == TSR_BACKEND_CUDA;
+    return n;
+}
+
+/* Report the outcome: skipped only where CUDA variants exist but no device does. */
+static void finish(const char *opname, int skipped)
+{
+    if (skipped && !tsr_test_failed())
+        tsr_test_skip("%d CUDA variant run(s) of %s skipped: no CUDA device (CPU variants passed)", skipped, opname);
+}
+
+static int make(tsr_image *img, int w, int h, int cn, tsr_depth d, int pattern)
+{
+    tsr_status s = tsr_image_create(img, w, h, cn, d, TSR_HOST);
+    CHECK_OK(s);
+    if (s) return 0;
+    fill(img, pattern);
+    return 1;
+}
+
+TEST(test_variants_invert)
+{
+    int skipped = 0;
+    for (int si = 0; si < NSIZES; si++)
+        for (int cn = 1; cn <= 4; cn++)
+            for (int d = 1; d <= 2; d *= 2) {
+                tsr_image img;
+                char what[96];
+                int none = 0;
+                if (!make(&img, sizes[si].w, sizes[si].h, cn, (tsr_depth)d, 0)) return;
+                snprintf(what, sizeof what, "%dx%dx%d %d-bit", img.width, img.height, cn, d * 8);
+                skipped += compare_all("invert", &img, &none, what);
+                tsr_image_free(&img);
+            }
+    finish("invert", skipped);
+}
+
+TEST(test_variants_box)
+{
+    static const int radii[] = {0, 1, 2, 3, 4, 5, 7, 15, 31, 64, 99};
+    int skipped = 0;
+    for (int si = 0; si < NSIZES; si++)
+        for (int ri = 0; ri < (int)(sizeof radii / sizeof radii[0]); ri++)
+            for (int border = 0; border < 4; border++) {
+                int cn = 1 + (int)(tsr_test_rand() % 4), big = sizes[si].w * sizes[si].h > 10000;
+                tsr_depth d = (tsr_test_rand() & 1) ? TSR_U16 : TSR_U8;
+                tsr_box_params p = {radii[ri], -1, -1, border, 0};
+                tsr_image img;
+                char what[128];
+                if (big && radii[ri] > 31 && border != 0) continue;   /* keep the reference's time bounded */
+                if (big) cn = 1 + (ri & 1) * 2;
+                if (radii[ri] > 5 && (tsr_test_rand() & 1)) p.radius_x = (int)(tsr_test_rand() % 40);
+                if (border == TSR_BORDER_CONSTANT) p.value = (int)(tsr_test_rand() % (d == TSR_U8 ? 256 : 65536));
+                if (!make(&img, sizes[si].w, sizes[si].h, cn, d, (int)(tsr_test_rand() % 4))) return;
+                snprintf(what, sizeof what, "%dx%dx%d %d-bit r=%d rx=%d border=%d value=%d", img.width, img.height, cn,
+                         d * 8, p.radius, p.radius_x, border, p.value);
+                skipped += compare_all("box", &img, &p, what);
+                tsr_image_free(&img);
+            }
+    finish("box", skipped);
+}
+
+/* Windows far past the image and sums that need 64 bits (16-bit maxima over huge windows). */
+TEST(test_variants_box_extremes)
+{
+    int skipped = 0;
+    static const struct { int w, h, cn, d, rx, ry, border, pattern; } cases[] = {
+        {13, 42, 1, 2, 300, 300, 0, 1}, {13, 42, 3, 2, 400, 2, 1, 1}, {5, 7, 1, 1, 1000, 1000, 2, 0},
+        {1, 31, 1, 1, 0, 200, 0, 0}, {31, 1, 4, 2, 200, 0, 3, 1}, {3, 3, 1, 2, 2047, 2047, 1, 1},
+        {9, 11, 2, 1, 44, 46, 0, 0}, {9, 11, 1, 1, 45, 45, 3, 3}, {2, 2, 1, 1, 4095, 0, 0, 1},
+    };
+    for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
+        tsr_box_params p = {0, cases[i].rx, cases[i].ry, cases[i].border, cases[i].d == 1 ? 255 : 65535};
+        tsr_image img;
+        char what[128];
+        if (!make(&img, cases[i].w, cases[i].h, cases[i].cn, (tsr_depth)cases[i].d, cases[i].pattern)) return;
+        snprintf(what, sizeof what, "case %d: %dx%dx%d rx=%d ry=%d border=%d", i, cases[i].w, cases[i].h, cases[i].cn,
+                 cases[i].rx, cases[i].ry, cases[i].border);
+        skipped += compare_all("box", &img, &p, what);
+        tsr_image_free(&img);
+    }
+    finish("box", skipped);
+}
+
+TEST(test_variants_threshold)
+{
+    static const int blocks[] = {3, 5, 7, 15, 31, 129, 199};
+    static const double cs[] = {-300, -3.5, -1, 0, 0.5, 2, 7.25, 300};
+    int skipped = 0;
+    for (int si = 0; si < NSIZES; si++)
+        for (int bi = 0; bi < (int)(sizeof blocks / sizeof blocks[0]); bi++)
+            for (int ci = 0; ci < (int)(sizeof cs / sizeof cs[0]); ci++) {
+                tsr_threshold_params p = {blocks[bi], cs[ci], TSR_THRESH_MEAN, (int)(tsr_test_rand() & 1), 255};
+                tsr_image img;
+                char what[128];
+                if (sizes[si].w * sizes[si].h > 10000 && (ci & 3)) continue;
+                if (ci == 3) p.maxval = (int)(tsr_test_rand() % 256);
+                if (!make(&img, sizes[si].w, sizes[si].h, 1, TSR_U8, (int)(tsr_test_rand() % 4))) return;
+                snprintf(what, sizeof what, "%dx%d block=%d C=%g inverse=%d maxval=%d", img.width, img.height, p.block,
+                         p.c, p.inverse, p.maxval);
+                skipped += compare_all("threshold", &img, &p, what);
+                tsr_image_free(&img);
+            }
+    finish("threshold", skipped);
+}
+
+TEST(test_variants_sums)
+{
+    int skipped = 0;
+    for (int si = 0; si < NSIZES; si++)
+        for (int axis = 0; axis < 2; axis++)
+            for (int cn = 1; cn <= 4; cn++)
+                for (int d = 1; d <= 2; d *= 2) {
+                    tsr_sums_params p = {axis};
+                    tsr_image img;
+                    char what[96];
+                    if (!make(&img, sizes[si].w, sizes[si].h, cn, (tsr_depth)d, (int)(tsr_test_rand() % 4))) return;
+                    snprintf(what, sizeof what, "%dx%dx%d %d-bit axis=%d", img.width, img.height, cn, d * 8, axis);
+                    skipped += compare_all("sums", &img, &p, what);
+                    tsr_image_free(&img);
+                }
+    finish("sums", skipped);
+}
+
+/* Columns of 65538 16-bit maxima need 64-bit sums (65537 still fit: 65535 * 65537 = 2^32 - 1). */
+TEST(test_variants_sums_64bit)
+{
+    tsr_image img;
+    tsr_sums_params p = {TSR_AXIS_COLUMNS};
+    tsr_image out = {0};
+    tsr_exec ex = {TSR_BACKEND_CPU, NULL, NULL, 0};
+    int skipped = 0;
+    if (!make(&img, 3, 65538, 1, TSR_U16, 1)) return;
+    CHECK_OK(tsr_sums(&img, &out, &p, &ex));
+    CHECK_EQ(out.depth, TSR_U64);
+    if (out.data) CHECK(((unsigned long long *)out.data)[1] == 65538ull * 65535ull);
+    tsr_image_free(&out);
+    skipped += compare_all("sums", &img, &p, "3x65538 16-bit maxima");
+    tsr_image_free(&img);
+    finish("sums", skipped);
+}
+
+TEST(test_variants_gray)
+{
+    int skipped = 0;
+    for (int si = 0; si < NSIZES; si++)
+        for (int cn = 3; cn <= 4; cn++)
+            for (int d = 1; d <= 2; d *= 2) {
+                tsr_image img;
+                char what[96];
+                int none = 0;
+                if (!make(&img, sizes[si].w, sizes[si].h, cn, (tsr_depth)d, (int)(tsr_test_rand() % 4))) return;
+                snprintf(what, sizeof what, "%dx%dx%d %d-bit", img.width, img.height, cn, d * 8);
+                skipped += compare_all("gray", &img, &none, what);
+                tsr_image_free(&img);
+            }
+    finish("gray", skipped);
+}
+
+TEST(test_variants_resize)
+{
+    static const struct { int w, h, dw, dh; } cases[] = {
+        {1, 1, 1, 1}, {2, 2, 1, 1}, {13, 42, 13, 21}, {13, 42, 1, 1}, {13, 42, 5, 17}, {42, 13, 21, 13},
+        {64, 64, 32, 32}, {64, 64, 16, 16}, {64, 64, 21, 21}, {257, 1031, 100, 300}, {257, 1031, 257, 1031},
+        {96, 60, 32, 20}, {96, 60, 48, 30}, {100, 100, 99, 99}, {257, 131, 3, 2},
+    };
+    int skipped = 0;
+    for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++)
+        for (int cn = 1; cn <= 4; cn++)
+            for (int d = 1; d <= 2; d *= 2) {
+                tsr_resize_params p = {cases[i].dw, cases[i].dh};
+                tsr_image img;
+                char what[96];
+                if (!make(&img, cases[i].w, cases[i].h, cn, (tsr_depth)d, (int)(tsr_test_rand() % 4))) return;
+                snprintf(what, sizeof what, "%dx%dx%d %d-bit -> %dx%d", img.width, img.height, cn, d * 8, p.width,
+                         p.height);
+                skipped += compare_all("resize", &img, &p, what);
+                tsr_image_free(&img);
+            }
+    finish("resize", skipped);
+}
+
+/* The registry itself: every op has exactly one reference, on the CPU, and a CPU default. */
+TEST(test_variants_registry)
+{
+    for (int i = 0; i < tsr_op_count(); i++) {
+        const tsr_op *op = tsr_op_at(i);
+        int refs = 0, cpu_default = 0;
+        for (int k = 0; op->variants[k]; k++) {
+            refs += op->variants[k]->is_reference;
+            cpu_default += op->variants[k]->backend == TSR_BACKEND_CPU && op->variants[k]->is_default;
+            CHECK_MSG(!op->variants[k]->is_reference || op->variants[k]->backend == TSR_BACKEND_CPU,
+                      "%s: the reference must be a CPU variant", op->name);
+        }
+        CHECK_MSG(refs == 1, "%s has %d references", op->name, refs);
+        CHECK_MSG(cpu_default == 1, "%s has %d CPU defaults", op->name, cpu_default);
+        CHECK_MSG(tsr_op_find(op->name) == op, "%s is not found by name", op->name);
+    }
+    (void)cuda_variants;
+}

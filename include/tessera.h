@@ -221,9 +221,10 @@ const tsr_op *tsr_op_find(const char *name);
 void tsr_params_default(const tsr_op *op, void *params);
 /* Check ranges of every parameter (TSR_E_ARG with a message naming it). */
 tsr_status tsr_params_check(const tsr_op *op, const void *params);
-/* The variant that tsr_run would choose (NULL with a message if none fits). */
-const tsr_variant *tsr_choose_variant(const tsr_op *op, tsr_backend backend, const tsr_image *src,
-                                      const void *params, const char *name);
+/* The variant that tsr_run would choose for these inputs (NULL with a message if none fits):
+ * exec->variant, else the environment's TSR_VARIANT_<OP>, else the backend's default. */
+const tsr_variant *tsr_choose_variant(const tsr_op *op, const tsr_exec *ex, const tsr_image *src,
+                                      const void *params);
 /* Run any registered operation. See the dst rules above tsr_invert. */
 tsr_status tsr_run(const tsr_op *op, const tsr_image *src, tsr_image *dst, const void *params,
                    const tsr_exec *ex);

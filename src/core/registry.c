@@ -153,10 +153,6 @@ static const tsr_variant *tsr__choose(const tsr_op *op, tsr_backend backend, con
                                       const void *params, const char *name, tsr_status *status)
 {
     const tsr_variant *const *vs = op->variants;
-    if (!vs) {
-        tsr_op_at(0);
-        vs = op->variants;
-    }
     if (name && *name) {
         for (int i = 0; vs[i]; i++) {
             if (strcmp(vs[i]->name, name) != 0 || (backend != TSR_BACKEND_AUTO && vs[i]->backend != backend)) continue;
@@ -186,11 +182,36 @@ static const tsr_variant *tsr__choose(const tsr_op *op, tsr_backend backend, con
     return NULL;
 }
 
-const tsr_variant *tsr_choose_variant(const tsr_op *op, tsr_backend backend, const tsr_image *src,
-                                      const void *params, const char *name)
+/* The variant tsr_run uses: a named one (exec, else TSR_VARIANT_<OP>) decides the backend under
+ * AUTO; otherwise the backend resolves first and its default variant is taken. */
+static const tsr_variant *tsr__select(const tsr_op *op, const tsr_exec *ex, const tsr_image *src, const void *params,
+                                      tsr_status *status)
 {
+    const char *vname = ex->variant && *ex->variant ? ex->variant : tsr__env_variant(op);
+    tsr_backend backend = ex->backend;
+    const tsr_variant *v;
+    if (ex->backend == TSR_BACKEND_CUDA && !tsr__cuda_available()) {
+        *status = tsr__fail(TSR_E_NO_DEVICE, "%s: the CUDA backend was requested but %s", op->name,
+                            tsr_cuda_compiled() ? "no usable CUDA device was found" : "this build has no CUDA support");
+        return NULL;
+    }
+    if (!(vname && *vname && backend == TSR_BACKEND_AUTO)) backend = tsr_resolve_backend(ex, src->memory);
+    v = tsr__choose(op, backend, src, params, vname, status);
+    if (v && v->backend == TSR_BACKEND_CUDA && !tsr__cuda_available()) {
+        *status = tsr__fail(TSR_E_NO_DEVICE, "%s: variant '%s' needs a CUDA device and none is usable", op->name,
+                            v->name);
+        return NULL;
+    }
+    return v;
+}
+
+const tsr_variant *tsr_choose_variant(const tsr_op *op, const tsr_exec *ex, const tsr_image *src, const void *params)
+{
+    tsr_exec defaults = {TSR_BACKEND_AUTO, NULL, NULL, 0};
     tsr_status s;
-    return tsr__choose(op, backend, src, params, name, &s);
+    if (!op || !src) return NULL;
+    if (!op->variants) tsr_op_at(0);
+    return tsr__select(op, ex ? ex : &defaults, src, params, &s);
 }
 
 /* Move 'img' into memory 'mem' as a new owned image (a copy), synchronously. */
@@ -216,8 +237,6 @@ tsr_status tsr_run(const tsr_op *op, const tsr_image *src, tsr_image *dst, const
     tsr_image shape, out, in_v = {0}, out_v = {0};
     const tsr_image *in = src;
     const tsr_variant *v;
-    tsr_backend backend;
-    const char *vname;
     tsr_status s;
 
     if (!op || !src || !dst || !params) return tsr__fail(TSR_E_ARG, "tsr_run: NULL argument");
@@ -229,19 +248,11 @@ tsr_status tsr_run(const tsr_op *op, const tsr_image *src, tsr_image *dst, const
     memset(&shape, 0, sizeof shape);
     if ((s = op->check(src, params, &shape))) return s;
 
-    if (ex->backend == TSR_BACKEND_CUDA && !tsr__cuda_available())
-        return tsr__fail(TSR_E_NO_DEVICE, "%s: the CUDA backend was requested but %s", op->name,
-                         tsr_cuda_compiled() ? "no usable CUDA device was found" : "this build has no CUDA support");
-    vname = ex->variant && *ex->variant ? ex->variant : tsr__env_variant(op);
-    backend = ex->backend;
-    if (!(vname && *vname && backend == TSR_BACKEND_AUTO)) backend = tsr_resolve_backend(ex, src->memory);
-    v = tsr__choose(op, backend, src, params, vname, &s);
+    if (!op->variants) tsr_op_at(0);
+    v = tsr__select(op, ex, src, params, &s);
     if (!v) return s;
-    if (v->backend == TSR_BACKEND_CUDA && !tsr__cuda_available())
-        return tsr__fail(TSR_E_NO_DEVICE, "%s: variant '%s' needs a CUDA device and none is usable", op->name, v->name);
     if (tsr__log_enabled())
-        fprintf(stderr, "tessera: %s: %s variant '%s'%s\n", op->name, tsr_backend_name(v->backend), v->name,
-                vname && *vname ? " (requested)" : " (default)");
+        fprintf(stderr, "tessera: %s: %s variant '%s'\n", op->name, tsr_backend_name(v->backend), v->name);
 
     /* Bring the input to the variant's memory. */
     {

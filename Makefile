@@ -38,8 +38,8 @@ endif
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o) $(CU_OBJ)
 HEADERS  := $(wildcard include/*.h src/*/*.h src/*/*.cuh)
 
-.PHONY: all deps demo test test-fast bench clean
-all: $(BUILD)/tessera $(BUILD)/libtessera.a
+.PHONY: all deps demo test bench clean
+all: $(BUILD)/tessera $(BUILD)/libtessera.a $(BUILD)/libtessera.so
 
 $(BUILD)/.deps-build: scripts/deps.sh
 	@bash scripts/deps.sh build
@@ -56,6 +56,10 @@ $(BUILD)/obj/%.o: %.cu $(HEADERS) | $(BUILD)/.deps-build
 $(BUILD)/libtessera.a: $(CORE_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
+
+# The shared library serves other languages (the conformance tests drive it from Python).
+$(BUILD)/libtessera.so: $(CORE_OBJ)
+	$(LINK) -shared -o $@ $^ $(LDLIBS) $(LDFLAGS)
 
 $(BUILD)/tessera: $(CLI_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/libtessera.a
 	$(LINK) -o $@ $^ $(LDLIBS) $(LDFLAGS)

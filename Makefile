@@ -8,7 +8,8 @@ BUILD   ?= build
 OPT     ?= -O3
 CFLAGS  ?= $(OPT) -g
 WARN    := -Wall -Wextra -Wno-unused-parameter
-ALLCFLAGS = -std=c11 -D_GNU_SOURCE -fPIC -Iinclude $(WARN) $(CFLAGS) $(EXTRA_CFLAGS)
+# Contraction stays off: bit-exact results depend on separate float multiplies and adds.
+ALLCFLAGS = -std=c11 -D_GNU_SOURCE -fPIC -ffp-contract=off -Iinclude $(WARN) $(CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS  := -lpng -ljpeg -lz -lpthread -lm
 
 NVCC    ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
@@ -16,7 +17,7 @@ CUDA    ?= $(if $(NVCC),1,0)
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 # Turing through Hopper as machine code, and PTX for newer GPUs to compile at load time.
 CUDA_ARCHS ?= 75 80 86 89 90
-NVFLAGS ?= -O3 -std=c++17 -Iinclude --expt-relaxed-constexpr -Xcompiler -fPIC,-Wall \
+NVFLAGS ?= -O3 -std=c++17 -Iinclude -fmad=false --expt-relaxed-constexpr -Xcompiler -fPIC,-Wall \
            $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
            -gencode arch=compute_90,code=compute_90 $(EXTRA_NVFLAGS)
 

@@ -63,7 +63,8 @@ class Tessera:
         return bool(self.lib.tsr_cuda_available())
 
     def _wrap(self, a):
-        a = np.ascontiguousarray(a)
+        if not a.flags["C_CONTIGUOUS"]:
+            a = np.ascontiguousarray(a)
         if a.dtype not in (np.uint8, np.uint16, np.uint32, np.uint64):
             raise TesseraError("unsupported dtype %s" % a.dtype)
         h, w = a.shape[:2]
@@ -88,16 +89,17 @@ class Tessera:
             raise TesseraError(self.lib.tsr_last_error().decode())
         return keep_out
 
-    def invert(self, a, **kw):
-        return self._call(self.lib.tsr_invert, a, np.empty_like(a), None, **kw)
+    # Each call writes into 'out' when given (an array of the result's shape), else a new array.
+    def invert(self, a, out=None, **kw):
+        return self._call(self.lib.tsr_invert, a, np.empty_like(a) if out is None else out, None, **kw)
 
-    def box(self, a, radius=1, border="reflect101", value=0, radius_x=-1, radius_y=-1, **kw):
+    def box(self, a, radius=1, border="reflect101", value=0, radius_x=-1, radius_y=-1, out=None, **kw):
         p = BoxParams(radius, radius_x, radius_y, BORDERS[border], value)
-        return self._call(self.lib.tsr_box, a, np.empty_like(a), p, **kw)
+        return self._call(self.lib.tsr_box, a, np.empty_like(a) if out is None else out, p, **kw)
 
-    def threshold(self, a, block, c, inverse=False, maxval=255, **kw):
+    def threshold(self, a, block, c, inverse=False, maxval=255, out=None, **kw):
         p = ThresholdParams(block, float(c), 0, int(inverse), maxval)
-        return self._call(self.lib.tsr_threshold, a, np.empty_like(a), p, **kw)
+        return self._call(self.lib.tsr_threshold, a, np.empty_like(a) if out is None else out, p, **kw)
 
     def sums(self, a, axis="columns", **kw):
         h, w = a.shape[:2]
@@ -109,9 +111,10 @@ class Tessera:
         out = self._call(self.lib.tsr_sums, a, np.empty(shape, dt), SumsParams(0 if axis == "columns" else 1), **kw)
         return out
 
-    def gray(self, a, **kw):
-        return self._call(self.lib.tsr_gray, a, np.empty(a.shape[:2], a.dtype), None, **kw)
+    def gray(self, a, out=None, **kw):
+        return self._call(self.lib.tsr_gray, a, np.empty(a.shape[:2], a.dtype) if out is None else out, None, **kw)
 
-    def resize(self, a, width, height, **kw):
+    def resize(self, a, width, height, out=None, **kw):
         shape = (height, width) + a.shape[2:]
-        return self._call(self.lib.tsr_resize, a, np.empty(shape, a.dtype), ResizeParams(width, height), **kw)
+        out = np.empty(shape, a.dtype) if out is None else out
+        return self._call(self.lib.tsr_resize, a, out, ResizeParams(width, height), **kw)

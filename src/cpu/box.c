@@ -62,43 +62,55 @@ tsr_status tsr__box_plain(const tsr__box_plan *pl, tsr_image *dst)
  * (8-bit samples, area <= 8191) and double is exact for every 32-bit area.
  * ------------------------------------------------------------------------------------------ */
 
-#define TSR_BOX_DEFINE(SUM_T, NAME)                                                                         \
+#define TSR_BOX_DEFINE(COL_T, SUM_T, NAME)                                                                         \
     __attribute__((target_clones("avx2", "default")))                                                      \
-    static void NAME##_add_row(SUM_T *restrict col, const tsr_image *src, int yy, int sign, SUM_T outside,  \
+    static void NAME##_add_row(COL_T *restrict col, const tsr_image *src, int yy, int sign, COL_T outside,  \
                                size_t n)                                                                    \
     {                                                                                                       \
         if (yy < 0) {                                                                                       \
-            if (sign > 0) for (size_t i = 0; i < n; i++) col[i] += outside;                                 \
-            else for (size_t i = 0; i < n; i++) col[i] -= outside;                                          \
+            if (sign > 0) for (size_t i = 0; i < n; i++) col[i] = (COL_T)(col[i] + outside);               \
+            else for (size_t i = 0; i < n; i++) col[i] = (COL_T)(col[i] - outside);                                          \
         } else if (src->depth == TSR_U8) {                                                                  \
             const uint8_t *restrict s = tsr__row(src, yy);                                                  \
-            if (sign > 0) for (size_t i = 0; i < n; i++) col[i] += s[i];                                    \
-            else for (size_t i = 0; i < n; i++) col[i] -= s[i];                                             \
+            if (sign > 0) for (size_t i = 0; i < n; i++) col[i] = (COL_T)(col[i] + s[i]);                  \
+            else for (size_t i = 0; i < n; i++) col[i] = (COL_T)(col[i] - s[i]);                                             \
         } else {                                                                                            \
             const uint16_t *restrict s = tsr__row(src, yy);                                                 \
-            if (sign > 0) for (size_t i = 0; i < n; i++) col[i] += s[i];                                    \
-            else for (size_t i = 0; i < n; i++) col[i] -= s[i];                                             \
+            if (sign > 0) for (size_t i = 0; i < n; i++) col[i] = (COL_T)(col[i] + s[i]);                  \
+            else for (size_t i = 0; i < n; i++) col[i] = (COL_T)(col[i] - s[i]);                                             \
         }                                                                                                   \
     }                                                                                                       \
-    /* Window sums along the row: ext holds the column sums with rx samples of border on each side. */     \
+    /* Window sums along the row: ext holds the column sums with rx samples of border on each side. \
+     * Radius 1 adds three shifted rows; larger radii slide, in four independent segments so that  \
+     * the additions of one segment do not wait for another's. */                                   \
     __attribute__((target_clones("avx2", "default")))                                                      \
-    static void NAME##_hsum(const SUM_T *restrict ext, SUM_T *restrict hs, size_t n, int cn, int rx)        \
+    static void NAME##_hsum(const COL_T *restrict ext, SUM_T *restrict hs, size_t n, int cn, int rx)        \
     {                                                                                                       \
-        size_t win = (size_t)(2 * rx + 1) * cn;                                                             \
-        if (rx <= 3) {                                                                                      \
-            for (size_t i = 0; i < n; i++) {                                                                \
-                SUM_T s = 0;                                                                                \
-                for (int k = 0; k <= 2 * rx; k++) s += ext[i + (size_t)k * cn];                             \
-                hs[i] = s;                                                                                  \
-            }                                                                                               \
+        size_t win = (size_t)(2 * rx + 1) * cn, seg, start[4];                                             \
+        if (rx == 0) {                                                                                      \
+            for (size_t i = 0; i < n; i++) hs[i] = ext[i];                                                  \
             return;                                                                                         \
         }                                                                                                   \
-        for (int c = 0; c < cn; c++) {                                                                      \
-            SUM_T s = 0;                                                                                    \
-            for (size_t k = c; k < win; k += cn) s += ext[k];                                               \
-            hs[c] = s;                                                                                      \
+        if (rx == 1) {                                                                                      \
+            size_t c1 = (size_t)cn, c2 = 2 * c1;                                                            \
+            for (size_t i = 0; i < n; i++) hs[i] = (SUM_T)ext[i] + ext[i + c1] + ext[i + c2];              \
+            return;                                                                                         \
         }                                                                                                   \
-        for (size_t i = cn; i < n; i++) hs[i] = hs[i - cn] + (ext[i - cn + win] - ext[i - cn]);             \
+        seg = (n / cn / 4) * cn;                                                                            \
+        for (int k = 0; k < 4; k++) start[k] = seg * k;                                                    \
+        for (int k = 0; k < 4; k++)                                                                         \
+            for (int c = 0; c < cn && start[k] + c < n; c++) {                                             \
+                SUM_T t = 0;                                                                                \
+                for (size_t m = start[k] + c; m < start[k] + c + win; m += cn) t += ext[m];                 \
+                hs[start[k] + c] = t;                                                                       \
+            }                                                                                               \
+        for (size_t i = cn; i < seg; i++)                                                                  \
+            for (int k = 0; k < 4; k++) {                                                                   \
+                size_t p = start[k] + i;                                                                    \
+                hs[p] = hs[p - cn] + ((SUM_T)ext[p - cn + win] - (SUM_T)ext[p - cn]);                      \
+            }                                                                                               \
+        for (size_t p = seg ? 4 * seg : (size_t)cn; p < n; p++) /* the tail after the fourth segment */    \
+            hs[p] = hs[p - cn] + ((SUM_T)ext[p - cn + win] - (SUM_T)ext[p - cn]);                          \
     }                                                                                                       \
     __attribute__((target_clones("avx2", "default")))                                                      \
     static void NAME##_divide(const SUM_T *restrict hs, void *restrict out, size_t n, int depth,            \
@@ -133,9 +145,10 @@ tsr_status tsr__box_plain(const tsr__box_plan *pl, tsr_image *dst)
         int w = src->width, h = src->height, cn = src->channels, rx = pl->rx, ry = pl->ry;                  \
         size_t n = (size_t)w * cn, pad = (size_t)rx * cn;                                                   \
         uint64_t area = (uint64_t)(2 * rx + 1) * (uint64_t)(2 * ry + 1);                                    \
-        SUM_T outside = (SUM_T)pl->value, outside_col = (SUM_T)((uint64_t)pl->value * (2 * ry + 1));        \
-        SUM_T *ext = malloc((n + 2 * pad) * sizeof *ext), *hs = malloc(n * sizeof *hs);                     \
-        SUM_T *col = ext + pad;                                                                             \
+        COL_T outside = (COL_T)pl->value, outside_col = (COL_T)((uint64_t)pl->value * (2 * ry + 1));        \
+        COL_T *ext = malloc((n + 2 * pad) * sizeof *ext);                                                  \
+        SUM_T *hs = malloc(n * sizeof *hs);                                                                 \
+        COL_T *col = ext + pad;                                                                             \
         if (!ext || !hs) {                                                                                  \
             free(ext);                                                                                      \
             free(hs);                                                                                       \
@@ -167,8 +180,9 @@ tsr_status tsr__box_plain(const tsr__box_plan *pl, tsr_image *dst)
         return TSR_OK;                                                                                      \
     }
 
-TSR_BOX_DEFINE(uint32_t, tsr__box32)
-TSR_BOX_DEFINE(uint64_t, tsr__box64)
+TSR_BOX_DEFINE(uint16_t, uint32_t, tsr__box16)
+TSR_BOX_DEFINE(uint32_t, uint32_t, tsr__box32)
+TSR_BOX_DEFINE(uint64_t, uint64_t, tsr__box64)
 
 tsr_status tsr__box_band(const tsr__box_plan *pl, int y0, int y1, tsr__box_target_fn target, tsr__box_done_fn done,
                          void *ctx)
@@ -176,7 +190,10 @@ tsr_status tsr__box_band(const tsr__box_plan *pl, int y0, int y1, tsr__box_targe
     uint64_t maxv = pl->src->depth == TSR_U8 ? 255 : 65535;
     uint64_t area = (uint64_t)(2 * pl->rx + 1) * (uint64_t)(2 * pl->ry + 1);
     if ((uint64_t)pl->value > maxv) maxv = (uint64_t)pl->value;
-    /* 32-bit sums, with the rounding offset added, must not wrap. */
+    /* Sums must not wrap: column sums in 16 bits while a column of the window fits (twice as
+     * many per vector), window sums with the rounding offset in 32 bits, else 64. */
+    if (maxv * area + area <= 0xffffffffull && maxv * (uint64_t)(2 * pl->ry + 1) <= 0xffff)
+        return tsr__box16_band(pl, y0, y1, target, done, ctx);
     if (maxv * area + area <= 0xffffffffull) return tsr__box32_band(pl, y0, y1, target, done, ctx);
     return tsr__box64_band(pl, y0, y1, target, done, ctx);
 }

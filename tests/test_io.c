@@ -326,3 +326,358 @@ TEST(test_io_roundtrip_jpeg)
     }
     io_rmdir(dir);
 }
+
+/* ---------------------------------------------------------------- crafted files */
+
+/* Write a PNG directly with libpng: any colour type and bit depth, optional palette and tRNS,
+ * optional interlacing. Samples come from tsr_test_rand, limited to the bit depth. */
+static int io_make_png(const char *path, int w, int h, int color_type, int bit_depth, int npal, int trns,
+                       int interlace)
+{
+    FILE *f = fopen(path, "wb");
+    png_structp png;
+    png_infop info;
+    png_color pal[256];
+    png_byte alpha[256];
+    png_color_16 tc;
+    unsigned char *rows;
+    size_t rb;
+    if (!f) return 0;
+    png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+    info = png_create_info_struct(png);
+    if (setjmp(png_jmpbuf(png))) {
+        png_destroy_write_struct(&png, &info);
+        fclose(f);
+        return 0;
+    }
+    png_init_io(png, f);
+    png_set_IHDR(png, info, (png_uint_32)w, (png_uint_32)h, bit_depth, color_type,
+                 interlace ? PNG_INTERLACE_ADAM7 : PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
+                 PNG_FILTER_TYPE_DEFAULT);
+    if (color_type == PNG_COLOR_TYPE_PALETTE) {
+        for (int i = 0; i < npal; i++) {
+            pal[i].red = (png_byte)(i * 3), pal[i].green = (png_byte)(255 - i), pal[i].blue = (png_byte)(i * 7);
+            alpha[i] = (png_byte)(i * 5);
+        }
+        png_set_PLTE(png, info, pal, npal);
+        if (trns) png_set_tRNS(png, info, alpha, npal, NULL);
+    } else if (trns) {
+        memset(&tc, 0, sizeof tc);
+        tc.gray = 1, tc.red = 1, tc.green = 2, tc.blue = 3;
+        png_set_tRNS(png, info, NULL, 0, &tc);
+    }
+    png_write_info(png, info);
+    rb = png_get_rowbytes(png, info);
+    rows = malloc(rb * (size_t)h);
+    for (size_t i = 0; i < rb * (size_t)h; i++) rows[i] = (unsigned char)tsr_test_rand();
+    if (color_type == PNG_COLOR_TYPE_PALETTE) /* indices below npal */
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++) {
+                unsigned char *p = rows + (size_t)y * rb + (size_t)x * bit_depth / 8;
+                int shift = 8 - bit_depth - (x * bit_depth) % 8, mask = (1 << bit_depth) - 1;
+                int v = (int)(tsr_test_rand() % (unsigned)npal);
+                *p = (unsigned char)((*p & ~(mask << shift)) | (v << shift));
+            }
+    {
+        png_bytep *rp = malloc(sizeof *rp * (size_t)h);
+        for (int y = 0; y < h; y++) rp[y] = rows + (size_t)y * rb;
+        png_write_image(png, rp);
+        free(rp);
+    }
+    png_write_end(png, NULL);
+    png_destroy_write_struct(&png, &info);
+    free(rows);
+    return fclose(f) == 0;
+}
+
+TEST(test_io_png_variants)
+{
+    static const struct { int type, depth, npal, trns, channels, out_depth; } v[] = {
+        {PNG_COLOR_TYPE_GRAY, 1, 0, 0, 1, 1},        {PNG_COLOR_TYPE_GRAY, 2, 0, 0, 1, 1},
+        {PNG_COLOR_TYPE_GRAY, 4, 0, 0, 1, 1},        {PNG_COLOR_TYPE_GRAY, 8, 0, 0, 1, 1},
+        {PNG_COLOR_TYPE_GRAY, 16, 0, 0, 1, 2},       {PNG_COLOR_TYPE_GRAY, 8, 0, 1, 2, 1},
+        {PNG_COLOR_TYPE_GRAY, 4, 0, 1, 2, 1},        {PNG_COLOR_TYPE_GRAY, 16, 0, 1, 2, 2},
+        {PNG_COLOR_TYPE_GRAY_ALPHA, 8, 0, 0, 2, 1},  {PNG_COLOR_TYPE_GRAY_ALPHA, 16, 0, 0, 2, 2},
+        {PNG_COLOR_TYPE_RGB, 8, 0, 0, 3, 1},         {PNG_COLOR_TYPE_RGB, 16, 0, 0, 3, 2},
+        {PNG_COLOR_TYPE_RGB, 8, 0, 1, 4, 1},         {PNG_COLOR_TYPE_RGB_ALPHA, 8, 0, 0, 4, 1},
+        {PNG_COLOR_TYPE_RGB_ALPHA, 16, 0, 0, 4, 2},  {PNG_COLOR_TYPE_PALETTE, 1, 2, 0, 3, 1},
+        {PNG_COLOR_TYPE_PALETTE, 2, 3, 0, 3, 1},     {PNG_COLOR_TYPE_PALETTE, 4, 16, 1, 4, 1},
+        {PNG_COLOR_TYPE_PALETTE, 8, 200, 0, 3, 1},   {PNG_COLOR_TYPE_PALETTE, 8, 256, 1, 4, 1},
+    };
+    char dir[64], path[512];
+    io_tmpdir(dir, sizeof dir);
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        for (int interlace = 0; interlace < 2; interlace++) {
+            tsr_image im = {0};
+            snprintf(path, sizeof path, "%s/v%zu_%d.png", dir, i, interlace);
+            if (!io_make_png(path, 13, 11, v[i].type, v[i].depth, v[i].npal, v[i].trns, interlace)) {
+                CHECK_MSG(0, "cannot make %s", path);
+                continue;
+            }
+            CHECK_OK(tsr_read(path, &im));
+            CHECK_MSG(im.channels == v[i].channels && (int)im.depth == v[i].out_depth && im.width == 13 &&
+                          im.height == 11,
+                      "PNG type %d depth %d tRNS %d: read %dx%dx%d depth %d", v[i].type, v[i].depth, v[i].trns,
+                      im.width, im.height, im.channels, (int)im.depth);
+            /* Low bit depths expand to the full 8-bit range: 1-bit gray is 0 or 255. */
+            if (im.data && v[i].type == PNG_COLOR_TYPE_GRAY && v[i].depth == 1)
+                for (int y = 0; y < im.height; y++)
+                    for (int x = 0; x < im.width; x++) {
+                        unsigned char s = io_row(&im, y)[x];
+                        CHECK_MSG(s == 0 || s == 255, "1-bit gray sample %d", s);
+                    }
+            /* Palette entries: green is 255 - index, so the expansion used the palette. */
+            if (im.data && v[i].type == PNG_COLOR_TYPE_PALETTE)
+                for (int y = 0; y < im.height; y++)
+                    for (int x = 0; x < im.width; x++) {
+                        unsigned char *p = io_row(&im, y) + x * im.channels;
+                        int idx = 255 - p[1];
+                        CHECK(p[0] == (unsigned char)(idx * 3) && p[2] == (unsigned char)(idx * 7));
+                        if (im.channels == 4) CHECK(p[3] == (unsigned char)(idx * 5));
+                    }
+            tsr_image_free(&im);
+        }
+    io_rmdir(dir);
+}
+
+/* A PNG file with the given IHDR size (valid CRC) and nothing after it but IEND. */
+static size_t io_png_header(unsigned char *out, uint32_t w, uint32_t h)
+{
+    static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    unsigned char *p = out;
+    uLong crc;
+    memcpy(p, sig, 8), p += 8;
+    p[0] = 0, p[1] = 0, p[2] = 0, p[3] = 13, p += 4;
+    memcpy(p, "IHDR", 4);
+    p[4] = (unsigned char)(w >> 24), p[5] = (unsigned char)(w >> 16), p[6] = (unsigned char)(w >> 8), p[7] = (unsigned char)w;
+    p[8] = (unsigned char)(h >> 24), p[9] = (unsigned char)(h >> 16), p[10] = (unsigned char)(h >> 8), p[11] = (unsigned char)h;
+    p[12] = 8, p[13] = 2, p[14] = 0, p[15] = 0, p[16] = 0;
+    crc = crc32(0, p, 17);
+    p += 17;
+    p[0] = (unsigned char)(crc >> 24), p[1] = (unsigned char)(crc >> 16), p[2] = (unsigned char)(crc >> 8), p[3] = (unsigned char)crc;
+    p += 4;
+    memcpy(p, "\0\0\0\0IEND\xae\x42\x60\x82", 12), p += 12;
+    return (size_t)(p - out);
+}
+
+/* A BMP header (40-byte info header) for a w x h image of bpp bits, compression comp; the
+ * pixel data is zeros (with 'palette' 4-byte entries before it). Returns the file size. */
+static size_t io_bmp_header(unsigned char *out, size_t cap, int32_t w, int32_t h, int bpp, int comp, int palette,
+                            size_t pixel_bytes)
+{
+    size_t off = 14 + 40 + 4 * (size_t)palette, total = off + pixel_bytes;
+    if (total > cap) return 0;
+    memset(out, 0, total);
+    out[0] = 'B', out[1] = 'M';
+    for (int i = 0; i < 4; i++) {
+        out[2 + i] = (unsigned char)(total >> (8 * i));
+        out[10 + i] = (unsigned char)(off >> (8 * i));
+        out[14 + i] = (unsigned char)(40 >> (8 * i));
+        out[18 + i] = (unsigned char)((uint32_t)w >> (8 * i));
+        out[22 + i] = (unsigned char)((uint32_t)h >> (8 * i));
+        out[30 + i] = (unsigned char)((uint32_t)comp >> (8 * i));
+        out[46 + i] = (unsigned char)((uint32_t)palette >> (8 * i));
+    }
+    out[26] = 1;
+    out[28] = (unsigned char)bpp;
+    return total;
+}
+
+TEST(test_io_absurd_sizes)
+{
+    char dir[64], path[512];
+    unsigned char buf[4096];
+    size_t n;
+    io_tmpdir(dir, sizeof dir);
+
+    n = io_png_header(buf, 100000, 100000);
+    snprintf(path, sizeof path, "%s/huge.png", dir);
+    io_write_bytes(path, buf, n);
+    CHECK_READ_FAILS(path, TSR_E_SIZE);
+    CHECK(strstr(tsr_last_error(), "over the limit") != NULL);
+    n = io_png_header(buf, 0x7fffffff, 0x7fffffff);
+    io_write_bytes(path, buf, n);
+    CHECK_READ_FAILS(path, TSR_E_SIZE);
+    n = io_png_header(buf, 0, 10);
+    io_write_bytes(path, buf, n);
+    CHECK_READ_FAILS(path, TSR_E_FORMAT);
+    n = io_png_header(buf, 0x80000000u, 10);
+    io_write_bytes(path, buf, n);
+    CHECK_READ_FAILS(path, TSR_E_FORMAT);
+    /* A sane size but no image data. */
+    n = io_png_header(buf, 10, 10);
+    io_write_bytes(path, buf, n);
+    CHECK_READ_FAILS(path, TSR_E_FORMAT);
+
+    snprintf(path, sizeof path, "%s/huge.bmp", dir);
+    n = io_bmp_header(buf, sizeof buf, 100000, 100000, 24, 0, 0, 16);
+    io_write_bytes(path, buf, n);
+    CHECK_READ_FAILS(path, TSR_E_SIZE);
+    CHECK(strstr(tsr_last_error(), "100000x100000 is over the limit") != NULL);
+    n = io_bmp_header(buf, sizeof buf, 0x7fffffff, -0x7fffffff, 32, 0, 0, 16);
+    io_write_bytes(path, buf, n);
+    CHECK_READ_FAILS(path, TSR_E_SIZE);
+    n = io_bmp_header(buf, sizeof buf, 30000, 30000, 24, 0, 0, 16);   /* under the limit, no pixels */
+    io_write_bytes(path, buf, n);
+    CHECK_READ_FAILS(path, TSR_E_FORMAT);
+    n = io_bmp_header(buf, sizeof buf, 4, INT32_MIN, 24, 0, 0, 16);
+    io_write_bytes(path, buf, n);
+    CHECK_READ_FAILS(path, TSR_E_FORMAT);
+
+    snprintf(path, sizeof path, "%s/huge.pgm", dir);
+    io_write_bytes(path, "P5\n100000 100000\n255\n\0\0\0", 24);
+    CHECK_READ_FAILS(path, TSR_E_SIZE);
+    io_write_bytes(path, "P5 99999999999999999999 2 255\n\0\0\0", 33);
+    CHECK_READ_FAILS(path, TSR_E_SIZE);
+    io_write_bytes(path, "P2\n30000 30000\n255\n1 2 3\n", 25);   /* too short to hold the samples */
+    CHECK_READ_FAILS(path, TSR_E_FORMAT);
+    io_write_bytes(path, "P5\n3 2\n65536\n\0\0\0\0\0\0", 19);
+    CHECK_READ_FAILS(path, TSR_E_FORMAT);
+    io_write_bytes(path, "P5\n3 2\n0\n\0\0\0\0\0\0", 15);
+    CHECK_READ_FAILS(path, TSR_E_FORMAT);
+
+    /* A JPEG whose frame header claims 65000x65000. */
+    {
+        tsr_image a = io_smooth(16, 16, 3);
+        unsigned char *p;
+        snprintf(path, sizeof path, "%s/huge.jpg", dir);
+        CHECK_OK(tsr_write(path, &a, 0));
+        tsr_image_free(&a);
+        p = io_read_bytes(path, &n);
+        for (size_t i = 2; p && i + 9 < n; i++)
+            if (p[i] == 0xff && (p[i + 1] == 0xc0 || p[i + 1] == 0xc2)) {
+                p[i + 5] = 0xfd, p[i + 6] = 0xe8, p[i + 7] = 0xfd, p[i + 8] = 0xe8;
+                break;
+            }
+        io_write_bytes(path, p, n);
+        free(p);
+        CHECK_READ_FAILS(path, TSR_E_SIZE);
+    }
+
+    /* The limit is tsr_max_pixels(). */
+    {
+        uint64_t old = tsr_max_pixels();
+        tsr_image a = io_random(13, 42, 3, TSR_U8), b = {0};
+        const char *exts[] = {"png", "jpg", "ppm", "bmp"};
+        for (int i = 0; i < 4; i++) {
+            snprintf(path, sizeof path, "%s/limit.%s", dir, exts[i]);
+            CHECK_OK(tsr_write(path, &a, 0));
+            tsr_set_max_pixels(13 * 42 - 1);
+            CHECK_READ_FAILS(path, TSR_E_SIZE);
+            tsr_set_max_pixels(13 * 42);
+            CHECK_OK(tsr_read(path, &b));
+            tsr_image_free(&b);
+            tsr_set_max_pixels(old);
+        }
+        tsr_image_free(&a);
+    }
+    io_rmdir(dir);
+}
+
+TEST(test_io_missing_and_empty)
+{
+    char dir[64], path[512];
+    io_tmpdir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/none.png", dir);
+    CHECK_READ_FAILS(path, TSR_E_IO);
+    CHECK(strstr(tsr_last_error(), strerror(ENOENT)) != NULL);
+    CHECK(tsr_file_format(path) == NULL);
+    CHECK_MSG_NAMES(path);
+    snprintf(path, sizeof path, "%s/empty.png", dir);
+    io_write_bytes(path, "", 0);
+    CHECK_READ_FAILS(path, TSR_E_FORMAT);
+    CHECK(strstr(tsr_last_error(), "empty") != NULL);
+    CHECK(tsr_file_format(path) == NULL);
+    snprintf(path, sizeof path, "%s/text.png", dir);
+    io_write_bytes(path, "hello, world\n", 13);
+    CHECK_READ_FAILS(path, TSR_E_FORMAT);
+    CHECK(tsr_file_format(path) == NULL);
+    CHECK_READ_FAILS(dir, TSR_E_IO);   /* a folder */
+    CHECK_EQ(tsr_read(NULL, NULL), TSR_E_ARG);
+    io_rmdir(dir);
+}
+
+/* Files of every format, truncated at many offsets, must fail with TSR_E_FORMAT. */
+TEST(test_io_truncated)
+{
+    const char *exts[] = {"png", "jpg", "ppm", "pgm", "bmp", "bmp", "png"};
+    const int chans[] = {3, 3, 3, 1, 4, 1, 2};
+    char dir[64], path[512], cut[512];
+    io_tmpdir(dir, sizeof dir);
+    for (int f = 0; f < 7; f++) {
+        tsr_image a = f == 1 ? io_smooth(37, 29, 3) : io_random(37, 29, chans[f], TSR_U8);
+        unsigned char *p;
+        size_t n = 0;
+        snprintf(path, sizeof path, "%s/full%d.%s", dir, f, exts[f]);
+        snprintf(cut, sizeof cut, "%s/cut%d.%s", dir, f, exts[f]);
+        CHECK_OK(tsr_write(path, &a, 0));
+        tsr_image_free(&a);
+        p = io_read_bytes(path, &n);
+        if (!p) continue;
+        for (size_t len = 1; len < n; len += len < 64 ? 1 : len < 512 ? 7 : 97) {
+            io_write_bytes(cut, p, len);
+            CHECK_READ_FAILS(cut, TSR_E_FORMAT);
+        }
+        for (size_t k = 1; k <= 4 && k < n; k++) {
+            io_write_bytes(cut, p, n - k);
+            CHECK_READ_FAILS(cut, TSR_E_FORMAT);
+        }
+        io_write_bytes(cut, p, n);
+        {
+            tsr_image b = {0};
+            CHECK_OK(tsr_read(cut, &b));
+            tsr_image_free(&b);
+        }
+        free(p);
+    }
+    io_rmdir(dir);
+}
+
+/* Garbage after a valid magic number, and random corruption of valid files: errors, never a
+ * crash (this test is most useful under ASan/valgrind). */
+TEST(test_io_garbage)
+{
+    static const char *magic[] = {"\x89PNG\r\n\x1a\n", "\xff\xd8\xff", "P5", "P6\n", "P2 ", "P3\n4 4\n", "BM"};
+    const char *exts[] = {"png", "jpg", "ppm", "bmp", "pgm"};
+    char dir[64], path[512];
+    unsigned char buf[2048];
+    io_tmpdir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/garbage", dir);
+    for (size_t m = 0; m < sizeof magic / sizeof magic[0]; m++)
+        for (int t = 0; t < 20; t++) {
+            size_t ml = strlen(magic[m]), n = ml + 1 + tsr_test_rand() % (sizeof buf - ml - 1);
+            memcpy(buf, magic[m], ml);
+            for (size_t i = ml; i < n; i++) buf[i] = (unsigned char)tsr_test_rand();
+            io_write_bytes(path, buf, n);
+            CHECK_READ_FAILS(path, TSR_E_FORMAT);
+        }
+    /* Bit flips in valid files: any status, but a one-line message naming the file. */
+    for (int f = 0; f < 5; f++) {
+        tsr_image a = f == 1 ? io_smooth(23, 17, 3) : io_random(23, 17, f == 4 ? 1 : 3, TSR_U8);
+        unsigned char *p;
+        size_t n = 0;
+        snprintf(path, sizeof path, "%s/flip.%s", dir, exts[f]);
+        CHECK_OK(tsr_write(path, &a, 0));
+        tsr_image_free(&a);
+        p = io_read_bytes(path, &n);
+        for (int t = 0; p && t < 200; t++) {
+            unsigned char *q = malloc(n);
+            tsr_image b = {0};
+            tsr_status s;
+            memcpy(q, p, n);
+            for (int k = 0; k < 1 + t % 4; k++) q[(t < 100 ? tsr_test_rand() % (n < 80 ? n : 80) : tsr_test_rand() % n)] ^= (unsigned char)(1u << (tsr_test_rand() % 8));
+            io_write_bytes(path, q, n);
+            s = tsr_read(path, &b);
+            if (s == TSR_OK) {
+                CHECK(b.data != NULL && b.width > 0 && b.height > 0);
+                tsr_image_free(&b);
+            } else {
+                CHECK(b.data == NULL);
+                CHECK_MSG_NAMES(path);
+            }
+            free(q);
+        }
+        free(p);
+    }
+    io_rmdir(dir);
+}

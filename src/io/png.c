@@ -91,6 +91,13 @@ tsr_status tsr__png_read(const char *name, const unsigned char *data, size_t siz
 {
     tsr__png_ctx c;
     tsr_status s;
+    /* Check the IHDR size before libpng reads further chunks, so that an oversized header is
+     * TSR_E_SIZE whatever follows it (libpng validates the header itself later). */
+    if (size >= 24 && !memcmp(data + 12, "IHDR", 4)) {
+        uint32_t w = (uint32_t)data[16] << 24 | (uint32_t)data[17] << 16 | (uint32_t)data[18] << 8 | data[19];
+        uint32_t h = (uint32_t)data[20] << 24 | (uint32_t)data[21] << 16 | (uint32_t)data[22] << 8 | data[23];
+        if (w && h && w <= PNG_UINT_31_MAX && h <= PNG_UINT_31_MAX && (s = tsr__check_pixels(name, w, h))) return s;
+    }
     memset(&c, 0, sizeof c);
     c.name = name;
     c.data = data;

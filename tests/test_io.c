@@ -681,3 +681,185 @@ TEST(test_io_garbage)
     }
     io_rmdir(dir);
 }
+
+/* ---------------------------------------------------------------- writing */
+
+TEST(test_io_write_errors)
+{
+    char dir[64], path[600], sub[512];
+    tsr_image a = io_random(6, 5, 3, TSR_U8), dev;
+    io_tmpdir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/x.tiff", dir);
+    CHECK_EQ(tsr_write(path, &a, 0), TSR_E_ARG);
+    CHECK(strstr(tsr_last_error(), ".tiff") != NULL);
+    snprintf(path, sizeof path, "%s/noext", dir);
+    CHECK_EQ(tsr_write(path, &a, 0), TSR_E_ARG);
+    CHECK_MSG_NAMES(path);
+    snprintf(path, sizeof path, "%s.d/x", dir);   /* a dot in the folder is not an extension */
+    CHECK_EQ(tsr_write(path, &a, 0), TSR_E_ARG);
+    /* Case-insensitive extensions. */
+    snprintf(path, sizeof path, "%s/UP.PNG", dir);
+    CHECK_OK(tsr_write(path, &a, 0));
+    CHECK(tsr_file_format(path) && !strcmp(tsr_file_format(path), "png"));
+    snprintf(path, sizeof path, "%s/UP.JpEg", dir);
+    CHECK_OK(tsr_write(path, &a, 0));
+    CHECK(tsr_file_format(path) && !strcmp(tsr_file_format(path), "jpeg"));
+    snprintf(path, sizeof path, "%s/UP.Bmp", dir);
+    CHECK_OK(tsr_write(path, &a, 0));
+    CHECK(tsr_file_format(path) && !strcmp(tsr_file_format(path), "bmp"));
+    snprintf(path, sizeof path, "%s/UP.PPM", dir);
+    CHECK_OK(tsr_write(path, &a, 0));
+    CHECK(tsr_file_format(path) && !strcmp(tsr_file_format(path), "pnm"));
+    /* The format is read from the contents, not the name. */
+    {
+        char other[512];
+        tsr_image b = {0};
+        snprintf(other, sizeof other, "%s/really_a_ppm.png", dir);
+        CHECK(rename(path, other) == 0);
+        CHECK_OK(tsr_read(other, &b));
+        CHECK(io_equal(&a, &b));
+        tsr_image_free(&b);
+    }
+    CHECK_EQ(io_count_files(dir), 4);
+    /* Device images, missing data, 32-bit samples. */
+    dev = a;
+    dev.memory = TSR_DEVICE;
+    snprintf(path, sizeof path, "%s/dev.png", dir);
+    CHECK_EQ(tsr_write(path, &dev, 0), TSR_E_ARG);
+    CHECK(strstr(tsr_last_error(), "device") != NULL);
+    dev = a;
+    dev.data = NULL;
+    CHECK_EQ(tsr_write(path, &dev, 0), TSR_E_ARG);
+    {
+        tsr_image big = {0};
+        CHECK_OK(tsr_image_create(&big, 4, 4, 1, TSR_U32, TSR_HOST));
+        CHECK_EQ(tsr_write(path, &big, 0), TSR_E_UNSUPPORTED);
+        tsr_image_free(&big);
+    }
+    CHECK_EQ(tsr_write(NULL, &a, 0), TSR_E_ARG);
+    CHECK_EQ(tsr_write(path, NULL, 0), TSR_E_ARG);
+    CHECK(access(path, F_OK) != 0);
+    /* Folders that do not exist or are not folders. */
+    snprintf(path, sizeof path, "%s/missing/x.png", dir);
+    CHECK_EQ(tsr_write(path, &a, 0), TSR_E_IO);
+    CHECK_MSG_NAMES(path);
+    CHECK(strstr(tsr_last_error(), strerror(ENOENT)) != NULL);
+    snprintf(path, sizeof path, "%s/UP.PNG/x.png", dir);
+    CHECK_EQ(tsr_write(path, &a, 0), TSR_E_IO);
+    CHECK_EQ(io_count_files(dir), 4);
+    /* A folder without write permission (root may write anyway: then this part is moot). */
+    snprintf(sub, sizeof sub, "%s/ro", dir);
+    CHECK(mkdir(sub, 0500) == 0);
+    snprintf(path, sizeof path, "%s/x.png", sub);
+    if (access(sub, W_OK) != 0) {
+        CHECK_EQ(tsr_write(path, &a, 0), TSR_E_IO);
+        CHECK(strstr(tsr_last_error(), strerror(EACCES)) != NULL);
+        CHECK_MSG_NAMES(path);
+        CHECK_EQ(io_count_files(sub), 0);
+    }
+    rmdir(sub);
+    tsr_image_free(&a);
+    io_rmdir(dir);
+}
+
+/* Replacing a file: atomic, keeps permissions, and a failed write leaves the original alone. */
+TEST(test_io_write_atomic)
+{
+    char dir[64], path[512];
+    unsigned char *p;
+    size_t n = 0;
+    struct stat st;
+    tsr_image a = io_random(9, 8, 4, TSR_U8), b = io_random(9, 8, 3, TSR_U8), c = {0};
+    io_tmpdir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/target.jpg", dir);
+    io_write_bytes(path, "original", 8);
+    CHECK_EQ(tsr_write(path, &a, 0), TSR_E_UNSUPPORTED);   /* 4 channels to JPEG */
+    p = io_read_bytes(path, &n);
+    CHECK(p && n == 8 && !memcmp(p, "original", 8));
+    free(p);
+    CHECK_EQ(io_count_files(dir), 1);
+    /* Other failures after the format is known. */
+    {
+        tsr_image g = io_random(9, 8, 2, TSR_U8);
+        snprintf(path, sizeof path, "%s/target.ppm", dir);
+        io_write_bytes(path, "original", 8);
+        CHECK_EQ(tsr_write(path, &g, 0), TSR_E_UNSUPPORTED);
+        p = io_read_bytes(path, &n);
+        CHECK(p && n == 8 && !memcmp(p, "original", 8));
+        free(p);
+        tsr_image_free(&g);
+    }
+    CHECK_EQ(io_count_files(dir), 2);
+    /* A successful replacement keeps the mode and leaves no temporary file. */
+    snprintf(path, sizeof path, "%s/target.png", dir);
+    io_write_bytes(path, "original", 8);
+    chmod(path, 0640);
+    CHECK_OK(tsr_write(path, &b, 0));
+    CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0640);
+    CHECK_OK(tsr_read(path, &c));
+    CHECK(io_equal(&b, &c));
+    tsr_image_free(&c);
+    CHECK_EQ(io_count_files(dir), 3);
+    /* A new file gets 0666 less the umask. */
+    {
+        mode_t old = umask(027);
+        snprintf(path, sizeof path, "%s/new.bmp", dir);
+        CHECK_OK(tsr_write(path, &b, 0));
+        CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0640);
+        umask(old);
+    }
+    /* A relative path (no folder part) works in the current folder. */
+    {
+        char cwd[512];
+        if (getcwd(cwd, sizeof cwd) && chdir(dir) == 0) {
+            tsr_image empty = {0}, g;
+            CHECK_EQ(tsr_write("rel.pgm", &empty, 0), TSR_E_ARG);
+            g = io_random(3, 3, 1, TSR_U8);
+            CHECK_OK(tsr_write("rel.pgm", &g, 0));
+            tsr_image_free(&g);
+            CHECK(chdir(cwd) == 0);
+        }
+    }
+    CHECK_EQ(io_count_files(dir), 5);
+    tsr_image_free(&a);
+    tsr_image_free(&b);
+    io_rmdir(dir);
+}
+
+/* "-" reads standard input and writes standard output ("-.EXT" picks the format). */
+TEST(test_io_stdio)
+{
+    char dir[64], path[512];
+    const char *outs[] = {"-", "-.ppm", "-.bmp", "-.jpg"};
+    tsr_image a = io_random(11, 7, 3, TSR_U8);
+    io_tmpdir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/stdout.bin", dir);
+    for (int i = 0; i < 4; i++) {
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600), saved;
+        tsr_image b = {0};
+        tsr_status s;
+        fflush(stdout);
+        saved = dup(1);
+        dup2(fd, 1);
+        close(fd);
+        s = tsr_write(outs[i], &a, 0);
+        dup2(saved, 1);
+        close(saved);
+        CHECK_OK(s);
+        fd = open(path, O_RDONLY);
+        saved = dup(0);
+        dup2(fd, 0);
+        close(fd);
+        s = tsr_read("-", &b);
+        dup2(saved, 0);
+        close(saved);
+        CHECK_OK(s);
+        CHECK_EQ(b.channels, 3);
+        if (i < 3) CHECK_MSG(io_equal(&a, &b), "round trip through %s differs", outs[i]);
+        tsr_image_free(&b);
+    }
+    CHECK_EQ(io_count_files(dir), 1);
+    CHECK(tsr_file_format("-") == NULL);
+    tsr_image_free(&a);
+    io_rmdir(dir);
+}

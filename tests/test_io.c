@@ -863,3 +863,270 @@ TEST(test_io_stdio)
     tsr_image_free(&a);
     io_rmdir(dir);
 }
+
+/* ---------------------------------------------------------------- format details */
+
+/* Read a file made of the given bytes; returns the status and fills *im. */
+static tsr_status io_read_mem(const char *dir, const char *name, const void *p, size_t n, tsr_image *im)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    io_write_bytes(path, p, n);
+    return tsr_read(path, im);
+}
+
+TEST(test_io_pnm_details)
+{
+    char dir[64];
+    tsr_image im = {0};
+    io_tmpdir(dir, sizeof dir);
+    /* ASCII with comments, maxval 255. */
+    {
+        static const char f[] = "P2\n# a comment\n3 2 # trailing comment\n255\n0 1 2\n#x\n253 254 255\n";
+        CHECK_OK(io_read_mem(dir, "a.pgm", f, sizeof f - 1, &im));
+        CHECK(im.width == 3 && im.height == 2 && im.channels == 1 && im.depth == TSR_U8);
+        if (im.data) {
+            CHECK(io_row(&im, 0)[0] == 0 && io_row(&im, 0)[2] == 2 && io_row(&im, 1)[0] == 253 && io_row(&im, 1)[2] == 255);
+        }
+        tsr_image_free(&im);
+    }
+    /* ASCII colour, maxval 15 -> scaled to 8 bits with rounding (v * 17). */
+    {
+        static const char f[] = "P3 2 1 15 0 7 15 1 14 8";
+        static const unsigned char want[6] = {0, 119, 255, 17, 238, 136};
+        CHECK_OK(io_read_mem(dir, "b.ppm", f, sizeof f - 1, &im));
+        CHECK(im.width == 2 && im.height == 1 && im.channels == 3 && im.depth == TSR_U8);
+        if (im.data) CHECK(!memcmp(io_row(&im, 0), want, 6));
+        tsr_image_free(&im);
+    }
+    /* Binary 16-bit, big-endian in the file, maxval 1000 scaled to 65535 with rounding. */
+    {
+        static const unsigned char f[] = "P5\n2 2\n1000\n\x00\x00\x01\xf4\x03\xe8\x00\x01";
+        CHECK_OK(io_read_mem(dir, "c.pgm", f, sizeof f - 1, &im));
+        CHECK(im.width == 2 && im.height == 2 && im.channels == 1 && im.depth == TSR_U16);
+        if (im.data) {
+            const uint16_t *r0 = (const uint16_t *)io_row(&im, 0), *r1 = (const uint16_t *)io_row(&im, 1);
+            CHECK_EQ(r0[0], 0);
+            CHECK_EQ(r0[1], 32768);   /* 500 * 65535 / 1000 = 32767.5 -> 32768 */
+            CHECK_EQ(r1[0], 65535);
+            CHECK_EQ(r1[1], 66);      /* 65.535 -> 66 */
+        }
+        tsr_image_free(&im);
+    }
+    /* Binary 16-bit at maxval 65535 is kept; the file holds big-endian samples. */
+    {
+        static const unsigned char f[] = "P6 1 1 65535\n\x12\x34\xab\xcd\x00\x01";
+        CHECK_OK(io_read_mem(dir, "d.ppm", f, sizeof f - 1, &im));
+        if (im.data) {
+            const uint16_t *r = (const uint16_t *)io_row(&im, 0);
+            CHECK(r[0] == 0x1234 && r[1] == 0xabcd && r[2] == 1);
+        }
+        {
+            char path[512];
+            unsigned char *p;
+            size_t n = 0;
+            snprintf(path, sizeof path, "%s/d2.ppm", dir);
+            CHECK_OK(tsr_write(path, &im, 0));
+            p = io_read_bytes(path, &n);
+            CHECK(p && n == 19 && !memcmp(p, "P6\n1 1\n65535\n\x12\x34\xab\xcd\x00\x01", 19));
+            free(p);
+        }
+        tsr_image_free(&im);
+    }
+    /* Values above maxval are clamped; corrupt and unsupported variants. */
+    {
+        static const char f[] = "P2 2 1 100 50 300";
+        CHECK_OK(io_read_mem(dir, "e.pgm", f, sizeof f - 1, &im));
+        if (im.data) CHECK(io_row(&im, 0)[0] == 128 && io_row(&im, 0)[1] == 255);
+        tsr_image_free(&im);
+    }
+    CHECK_EQ(io_read_mem(dir, "f.pgm", "P2 2 1 255 1 x", 14, &im), TSR_E_FORMAT);
+    CHECK_EQ(io_read_mem(dir, "f.pgm", "P2 2 1 255 1", 12, &im), TSR_E_FORMAT);
+    CHECK_EQ(io_read_mem(dir, "f.pgm", "P2 2 -1 255 1", 13, &im), TSR_E_FORMAT);
+    CHECK_EQ(io_read_mem(dir, "f.pgm", "P5 2 1 255", 10, &im), TSR_E_FORMAT);
+    CHECK_EQ(io_read_mem(dir, "f.pgm", "P5 2 1 255 a", 12, &im), TSR_E_FORMAT);
+    CHECK_EQ(io_read_mem(dir, "f.pgm", "P5x2 1 255 ab", 13, &im), TSR_E_FORMAT);
+    CHECK_EQ(io_read_mem(dir, "f.pgm", "P5 0 1 255 ab", 13, &im), TSR_E_FORMAT);
+    CHECK_EQ(io_read_mem(dir, "f.pgm", "P4 8 1 \xff", 8, &im), TSR_E_UNSUPPORTED);
+    CHECK_EQ(io_read_mem(dir, "f.pgm", "P1 1 1 1", 8, &im), TSR_E_UNSUPPORTED);
+    CHECK_EQ(io_read_mem(dir, "f.pgm", "P7\nWIDTH 1\n", 11, &im), TSR_E_UNSUPPORTED);
+    CHECK_EQ(io_read_mem(dir, "f.pgm", "P8 1 1 1", 8, &im), TSR_E_FORMAT);
+    CHECK(im.data == NULL);
+    io_rmdir(dir);
+}
+
+/* Build a BMP with any header size, bit depth and compression from raw rows (already padded
+ * to 4 bytes, stored in file order), with 'npal' palette entries or masks. */
+static size_t io_bmp(unsigned char *out, int hsize, int32_t w, int32_t h, int bpp, int comp, const uint32_t *pal,
+                     int npal, const uint32_t *masks, int nmasks, const unsigned char *pix, size_t npix)
+{
+    size_t extra = (size_t)4 * (hsize == 40 ? (size_t)nmasks : 0), off = 14 + (size_t)hsize + extra + 4 * (size_t)npal;
+    size_t total = off + npix;
+    memset(out, 0, off);
+    out[0] = 'B', out[1] = 'M';
+    for (int i = 0; i < 4; i++) {
+        out[2 + i] = (unsigned char)(total >> (8 * i));
+        out[10 + i] = (unsigned char)(off >> (8 * i));
+        out[14 + i] = (unsigned char)((uint32_t)hsize >> (8 * i));
+        out[18 + i] = (unsigned char)((uint32_t)w >> (8 * i));
+        out[22 + i] = (unsigned char)((uint32_t)h >> (8 * i));
+        out[30 + i] = (unsigned char)((uint32_t)comp >> (8 * i));
+        out[46 + i] = (unsigned char)((uint32_t)npal >> (8 * i));
+        for (int m = 0; m < nmasks; m++) out[54 + 4 * m + i] = (unsigned char)(masks[m] >> (8 * i));
+        for (int k = 0; k < npal; k++) out[14 + hsize + extra + 4 * k + i] = (unsigned char)(pal[k] >> (8 * i));
+    }
+    out[26] = 1;
+    out[28] = (unsigned char)bpp;
+    memcpy(out + off, pix, npix);
+    return total;
+}
+
+TEST(test_io_bmp_details)
+{
+    char dir[64];
+    unsigned char f[4096];
+    size_t n;
+    tsr_image im = {0};
+    static const uint32_t gray_pal[3] = {0x000000, 0x808080, 0xffffff}, col_pal[3] = {0x000000, 0x808080, 0xff0000};
+    /* 3x2 8-bit, rows padded to 4 bytes, bottom-up: the first stored row is the bottom one. */
+    static const unsigned char pix8[8] = {0, 1, 2, 0, 2, 1, 0, 0};
+    static const uint32_t std_masks[4] = {0x00ff0000u, 0x0000ff00u, 0x000000ffu, 0xff000000u};
+    io_tmpdir(dir, sizeof dir);
+    n = io_bmp(f, 40, 3, 2, 8, 0, gray_pal, 3, NULL, 0, pix8, 8);
+    CHECK_OK(io_read_mem(dir, "g.bmp", f, n, &im));
+    CHECK(im.channels == 1 && im.width == 3 && im.height == 2);
+    if (im.data) {
+        static const unsigned char top[3] = {255, 128, 0}, bottom[3] = {0, 128, 255};
+        CHECK(!memcmp(io_row(&im, 0), top, 3) && !memcmp(io_row(&im, 1), bottom, 3));
+    }
+    tsr_image_free(&im);
+    /* A coloured palette entry that is used makes it RGB; unused it does not matter. */
+    n = io_bmp(f, 40, 3, 2, 8, 0, col_pal, 3, NULL, 0, pix8, 8);
+    CHECK_OK(io_read_mem(dir, "c.bmp", f, n, &im));
+    CHECK_EQ(im.channels, 3);
+    if (im.data) CHECK(io_row(&im, 0)[0] == 255 && io_row(&im, 0)[1] == 0 && io_row(&im, 0)[2] == 0);
+    tsr_image_free(&im);
+    {
+        static const unsigned char pix8b[8] = {0, 1, 1, 0, 1, 0, 0, 0};
+        n = io_bmp(f, 40, 3, 2, 8, 0, col_pal, 3, NULL, 0, pix8b, 8);
+        CHECK_OK(io_read_mem(dir, "c2.bmp", f, n, &im));
+        CHECK_EQ(im.channels, 1);
+        tsr_image_free(&im);
+    }
+    /* 24-bit top-down: BGR in the file. */
+    {
+        static const unsigned char pix24[16] = {1, 2, 3, 4, 5, 6, 0, 0, 7, 8, 9, 10, 11, 12, 0, 0};
+        n = io_bmp(f, 40, 2, -2, 24, 0, NULL, 0, NULL, 0, pix24, 16);
+        CHECK_OK(io_read_mem(dir, "t.bmp", f, n, &im));
+        CHECK_EQ(im.channels, 3);
+        if (im.data) {
+            static const unsigned char r0[6] = {3, 2, 1, 6, 5, 4}, r1[6] = {9, 8, 7, 12, 11, 10};
+            CHECK(!memcmp(io_row(&im, 0), r0, 6) && !memcmp(io_row(&im, 1), r1, 6));
+        }
+        tsr_image_free(&im);
+    }
+    /* 32-bit BI_RGB: BGRX -> 3 channels when X is all zero, else 4. */
+    {
+        unsigned char pix32[8] = {1, 2, 3, 0, 4, 5, 6, 0};
+        n = io_bmp(f, 40, 2, 1, 32, 0, NULL, 0, NULL, 0, pix32, 8);
+        CHECK_OK(io_read_mem(dir, "x.bmp", f, n, &im));
+        CHECK_EQ(im.channels, 3);
+        if (im.data) CHECK(io_row(&im, 0)[0] == 3 && io_row(&im, 0)[5] == 4);
+        tsr_image_free(&im);
+        pix32[7] = 9;
+        n = io_bmp(f, 40, 2, 1, 32, 0, NULL, 0, NULL, 0, pix32, 8);
+        CHECK_OK(io_read_mem(dir, "x.bmp", f, n, &im));
+        CHECK_EQ(im.channels, 4);
+        if (im.data) CHECK(io_row(&im, 0)[3] == 0 && io_row(&im, 0)[7] == 9);
+        tsr_image_free(&im);
+        /* BI_BITFIELDS after a 40-byte header (3 masks) and in V4/V5 headers (with alpha). */
+        n = io_bmp(f, 40, 2, 1, 32, 3, NULL, 0, std_masks, 3, pix32, 8);
+        CHECK_OK(io_read_mem(dir, "x.bmp", f, n, &im));
+        CHECK_EQ(im.channels, 3);
+        tsr_image_free(&im);
+        n = io_bmp(f, 108, 2, 1, 32, 3, NULL, 0, std_masks, 4, pix32, 8);
+        CHECK_OK(io_read_mem(dir, "x.bmp", f, n, &im));
+        CHECK_EQ(im.channels, 4);
+        tsr_image_free(&im);
+        n = io_bmp(f, 124, 2, 1, 32, 3, NULL, 0, std_masks, 4, pix32, 8);
+        CHECK_OK(io_read_mem(dir, "x.bmp", f, n, &im));
+        CHECK_EQ(im.channels, 4);
+        tsr_image_free(&im);
+        {
+            static const uint32_t odd[4] = {0x000000ffu, 0x0000ff00u, 0x00ff0000u, 0};
+            n = io_bmp(f, 124, 2, 1, 32, 3, NULL, 0, odd, 4, pix32, 8);
+            CHECK_EQ(io_read_mem(dir, "x.bmp", f, n, &im), TSR_E_UNSUPPORTED);
+        }
+    }
+    /* Unsupported variants. */
+    n = io_bmp(f, 40, 3, 2, 8, 1, gray_pal, 3, NULL, 0, pix8, 8);
+    CHECK_EQ(io_read_mem(dir, "u.bmp", f, n, &im), TSR_E_UNSUPPORTED);
+    CHECK(strstr(tsr_last_error(), "RLE") != NULL);
+    n = io_bmp(f, 40, 3, 2, 4, 0, gray_pal, 3, NULL, 0, pix8, 8);
+    CHECK_EQ(io_read_mem(dir, "u.bmp", f, n, &im), TSR_E_UNSUPPORTED);
+    n = io_bmp(f, 40, 2, 2, 16, 0, NULL, 0, NULL, 0, pix8, 8);
+    CHECK_EQ(io_read_mem(dir, "u.bmp", f, n, &im), TSR_E_UNSUPPORTED);
+    n = io_bmp(f, 40, 3, 2, 1, 0, gray_pal, 2, NULL, 0, pix8, 8);
+    CHECK_EQ(io_read_mem(dir, "u.bmp", f, n, &im), TSR_E_UNSUPPORTED);
+    /* Corrupt: palette of 300 entries, pixel offset past the end, zero width. */
+    n = io_bmp(f, 40, 3, 2, 8, 0, gray_pal, 3, NULL, 0, pix8, 8);
+    f[46] = 0x2c, f[47] = 0x01;
+    CHECK_EQ(io_read_mem(dir, "b.bmp", f, n, &im), TSR_E_FORMAT);
+    n = io_bmp(f, 40, 3, 2, 8, 0, gray_pal, 3, NULL, 0, pix8, 8);
+    f[11] = 0x10;
+    CHECK_EQ(io_read_mem(dir, "b.bmp", f, n, &im), TSR_E_FORMAT);
+    n = io_bmp(f, 40, 0, 2, 8, 0, gray_pal, 3, NULL, 0, pix8, 8);
+    CHECK_EQ(io_read_mem(dir, "b.bmp", f, n, &im), TSR_E_FORMAT);
+    n = io_bmp(f, 40, 3, 2, 8, 0, gray_pal, 3, NULL, 0, pix8, 8);
+    f[14] = 41;
+    CHECK_EQ(io_read_mem(dir, "b.bmp", f, n, &im), TSR_E_FORMAT);
+    CHECK(im.data == NULL);
+    io_rmdir(dir);
+}
+
+/* Write a JPEG directly with libjpeg in the given colour space (for CMYK). */
+static int io_make_jpeg(const char *path, int w, int h, int comps, J_COLOR_SPACE cs)
+{
+    struct jpeg_compress_struct c;
+    struct jpeg_error_mgr e;
+    FILE *f = fopen(path, "wb");
+    unsigned char *row = calloc((size_t)w, (size_t)comps);
+    if (!f || !row) {
+        if (f) fclose(f);
+        free(row);
+        return 0;
+    }
+    c.err = jpeg_std_error(&e);
+    jpeg_create_compress(&c);
+    jpeg_stdio_dest(&c, f);
+    c.image_width = (JDIMENSION)w, c.image_height = (JDIMENSION)h, c.input_components = comps, c.in_color_space = cs;
+    jpeg_set_defaults(&c);
+    jpeg_start_compress(&c, TRUE);
+    while (c.next_scanline < c.image_height) jpeg_write_scanlines(&c, &row, 1);
+    jpeg_finish_compress(&c);
+    jpeg_destroy_compress(&c);
+    free(row);
+    return fclose(f) == 0;
+}
+
+TEST(test_io_jpeg_details)
+{
+    char dir[64], path[512];
+    tsr_image im = {0};
+    io_tmpdir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/cmyk.jpg", dir);
+    CHECK(io_make_jpeg(path, 8, 8, 4, JCS_CMYK));
+    CHECK_READ_FAILS(path, TSR_E_UNSUPPORTED);
+    CHECK(strstr(tsr_last_error(), "CMYK") != NULL);
+    snprintf(path, sizeof path, "%s/rgb.jpg", dir);   /* Adobe RGB-coded JPEG (no YCbCr) */
+    CHECK(io_make_jpeg(path, 8, 8, 3, JCS_RGB));
+    CHECK_OK(tsr_read(path, &im));
+    CHECK_EQ(im.channels, 3);
+    tsr_image_free(&im);
+    snprintf(path, sizeof path, "%s/gray.jpg", dir);
+    CHECK(io_make_jpeg(path, 8, 8, 1, JCS_GRAYSCALE));
+    CHECK_OK(tsr_read(path, &im));
+    CHECK_EQ(im.channels, 1);
+    tsr_image_free(&im);
+    io_rmdir(dir);
+}

@@ -1130,3 +1130,131 @@ TEST(test_io_jpeg_details)
     tsr_image_free(&im);
     io_rmdir(dir);
 }
+
+/* ---------------------------------------------------------------- real files */
+
+/* tests/data/io, found from the working folder (the repository root) or this file's path. */
+static int io_data_dir(char *out, size_t n)
+{
+    const char *file = __FILE__, *slash = strrchr(file, '/');
+    snprintf(out, n, "tests/data/io");
+    if (access(out, R_OK) == 0) return 1;
+    if (slash) {
+        snprintf(out, n, "%.*s/data/io", (int)(slash - file), file);
+        if (access(out, R_OK) == 0) return 1;
+    }
+    return 0;
+}
+
+/* FNV-1a 64 of the packed samples, 16-bit ones little-endian (as io_conformance.py). */
+static uint64_t io_fnv(const tsr_image *im)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    size_t n = (size_t)im->width * im->channels;
+    for (int y = 0; y < im->height; y++) {
+        const unsigned char *r = io_row(im, y);
+        for (size_t i = 0; i < n; i++) {
+            if (im->depth == TSR_U16) {
+                uint16_t v;
+                memcpy(&v, r + 2 * i, 2);
+                h = (h ^ (v & 0xff)) * 0x100000001b3ull;
+                h = (h ^ (v >> 8)) * 0x100000001b3ull;
+            } else {
+                h = (h ^ r[i]) * 0x100000001b3ull;
+            }
+        }
+    }
+    return h;
+}
+
+/* Read a file with stderr captured; returns the status and the number of bytes printed. */
+static tsr_status io_read_quiet(const char *path, tsr_image *im, long *printed)
+{
+    char log[] = "/tmp/tsr-io-stderr-XXXXXX";
+    int fd = mkstemp(log), saved;
+    tsr_status s;
+    struct stat st;
+    fflush(stderr);
+    saved = dup(2);
+    dup2(fd, 2);
+    s = tsr_read(path, im);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    *printed = fstat(fd, &st) == 0 ? (long)st.st_size : -1;
+    close(fd);
+    unlink(log);
+    return s;
+}
+
+/* The committed fixtures decode to what OpenCV decodes (expected.txt from io_conformance.py),
+ * and libpng/libjpeg print nothing (chelsea.png has an iCCP chunk libpng warns about). */
+TEST(test_io_fixtures)
+{
+    char dir[256], path[600], name[128];
+    FILE *f;
+    int lines = 0;
+    if (!io_data_dir(dir, sizeof dir)) SKIP("tests/data/io not found (run from the repository root)");
+    snprintf(path, sizeof path, "%s/expected.txt", dir);
+    f = fopen(path, "r");
+    if (!f) SKIP("%s missing", path);
+    for (;;) {
+        int w, h, c, bytes;
+        unsigned long long want;
+        long printed = 0;
+        tsr_image im = {0};
+        if (fscanf(f, "%127s %d %d %d %d %llx", name, &w, &h, &c, &bytes, &want) != 6) break;
+        lines++;
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        CHECK_OK(io_read_quiet(path, &im, &printed));
+        CHECK_MSG(printed == 0, "%s: %ld bytes on stderr", name, printed);
+        CHECK_MSG(im.width == w && im.height == h && im.channels == c && (int)im.depth == bytes,
+                  "%s: read %dx%dx%d depth %d, OpenCV %dx%dx%d depth %d", name, im.width, im.height, im.channels,
+                  (int)im.depth, w, h, c, bytes);
+        if (im.data) CHECK_MSG(io_fnv(&im) == (uint64_t)want, "%s: samples differ from OpenCV's decode", name);
+        tsr_image_free(&im);
+    }
+    fclose(f);
+    CHECK_MSG(lines >= 9, "expected.txt has %d lines", lines);
+    /* JPEG: within a few levels of OpenCV's decoder. */
+    {
+        const char *jpegs[][2] = {{"chelsea_crop.jpg", "chelsea_crop.ref.ppm"}, {"camera_crop.jpg", "camera_crop.ref.pgm"}};
+        for (int i = 0; i < 2; i++) {
+            tsr_image a = {0}, b = {0};
+            long printed = 0;
+            double mean = 0;
+            snprintf(path, sizeof path, "%s/%s", dir, jpegs[i][0]);
+            CHECK_OK(io_read_quiet(path, &a, &printed));
+            CHECK_EQ(printed, 0);
+            CHECK(tsr_file_format(path) && !strcmp(tsr_file_format(path), "jpeg"));
+            snprintf(path, sizeof path, "%s/%s", dir, jpegs[i][1]);
+            CHECK_OK(tsr_read(path, &b));
+            if (a.data && b.data && a.width == b.width && a.height == b.height && a.channels == b.channels) {
+                int worst = io_diff8(&a, &b, &mean);
+                CHECK_MSG(worst <= 4 && mean < 1.0, "%s: worst %d mean %.2f against OpenCV", jpegs[i][0], worst, mean);
+            } else {
+                CHECK_MSG(0, "%s: shape differs from OpenCV's decode", jpegs[i][0]);
+            }
+            tsr_image_free(&a);
+            tsr_image_free(&b);
+        }
+    }
+    /* Every fixture survives a round trip through each format that can hold it. */
+    {
+        char tmp[64], out[600];
+        const char *exts[] = {"png", "ppm", "bmp"};
+        tsr_image a = {0}, b = {0};
+        io_tmpdir(tmp, sizeof tmp);
+        snprintf(path, sizeof path, "%s/chelsea.png", dir);
+        CHECK_OK(tsr_read(path, &a));
+        for (int i = 0; i < 3 && a.data; i++) {
+            snprintf(out, sizeof out, "%s/chelsea.%s", tmp, exts[i]);
+            CHECK_OK(tsr_write(out, &a, 0));
+            CHECK_OK(tsr_read(out, &b));
+            CHECK_MSG(io_equal(&a, &b), "chelsea through %s differs", exts[i]);
+            tsr_image_free(&b);
+        }
+        tsr_image_free(&a);
+        io_rmdir(tmp);
+    }
+}

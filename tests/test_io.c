@@ -144,12 +144,13 @@ static int io_diff8(const tsr_image *a, const tsr_image *b, double *mean)
 }
 
 /* The failure message is one line and names the file. */
-#define CHECK_MSG_NAMES(path)                                                                      \
-    do {                                                                                           \
-        const char *m_ = tsr_last_error();                                                         \
-        CHECK_MSG(strstr(m_, (path)) != NULL, "message '%s' does not name '%s'", m_, (path));      \
-        CHECK_MSG(!strchr(m_, '\n'), "message '%s' has a newline", m_);                            \
-    } while (0)
+static void io_check_names(const char *file, int line, const char *path)
+{
+    const char *m = tsr_last_error();
+    if (!strstr(m, path)) tsr_test_fail(file, line, "message '%s' does not name the file", m ? m : "");
+    if (strchr(m, '\n')) tsr_test_fail(file, line, "message '%s' has a newline", m);
+}
+#define CHECK_MSG_NAMES(path) io_check_names(__FILE__, __LINE__, (path))
 
 /* Expect status st from tsr_read(path); *img untouched. */
 #define CHECK_READ_FAILS(path, st)                                                                 \

@@ -79,11 +79,11 @@ demo: all
 
 test: all $(BUILD)/tessera-tests
 	@bash scripts/deps.sh test
-	@PYTHON=$(PYTHON) bash tests/run.sh
+	@PYTHON=$(PYTHON) BUILD=$(BUILD) bash tests/run.sh
 
 bench: all $(BUILD)/tessera-bench
 	@bash scripts/deps.sh test
-	@PYTHON=$(PYTHON) bash bench/run.sh
+	@PYTHON=$(PYTHON) BUILD=$(BUILD) bash bench/run.sh
 
 clean:
 	rm -rf $(BUILD) demo-out

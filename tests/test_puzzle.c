@@ -1,7 +1,7 @@
 /* Jigsaw solver: JSON round trip and malformed JSON, scoring on hand-made placements,
  * scramble/render, exact search (CPU vs GPU), greedy solving of synthetic and real photos,
- * bad inputs. Photos are read as binary PPM files from the folder TSR_PUZZLE_IMAGES (the tests
- * that need them skip without it); TSR_PUZZLE_BENCH=1 also runs the benchmark table. */
+ * bad inputs. Photos are read from TSR_PUZZLE_IMAGES (default /work/shared/images; the tests
+ * that need them skip without them); TSR_PUZZLE_BENCH=1 also runs the benchmark table. */
 #include "test.h"
 #include <math.h>
 #include <stdlib.h>
@@ -37,27 +37,6 @@ static int pz_same_image(const tsr_image *a, const tsr_image *b)
                    (size_t)a->width * a->channels))
             return 0;
     return 1;
-}
-
-/* Binary PPM (P6, maxval 255) reader for the photo tests. */
-static int pz_read_ppm(const char *path, tsr_image *img)
-{
-    FILE *f = fopen(path, "rb");
-    int w, h, mx;
-    if (!f) return -1;
-    if (fscanf(f, "P6 %d %d %d", &w, &h, &mx) != 3 || mx != 255 || fgetc(f) == EOF ||
-        tsr_image_create(img, w, h, 3, TSR_U8, TSR_HOST)) {
-        fclose(f);
-        return -1;
-    }
-    for (int y = 0; y < h; y++)
-        if (fread((char *)img->data + (size_t)y * img->stride, 1, (size_t)w * 3, f) != (size_t)w * 3) {
-            fclose(f);
-            tsr_image_free(img);
-            return -1;
-        }
-    fclose(f);
-    return 0;
 }
 
 /* The benchmark's preparation: enlarge by pixel replication when smaller than W x H, crop the
@@ -389,8 +368,8 @@ TEST(test_puzzle_bad_inputs)
 
 /* ---------------------------------------------------------------- photos */
 
-static const char *pz_photos[] = {"astronaut", "coffee", "chelsea", "rocket", "hubble_deep_field", "retina",
-                                  "camera"};
+static const char *pz_photos[] = {"astronaut.png", "coffee.png",  "chelsea.png", "rocket.jpg",
+                                  "hubble_deep_field.jpg", "retina.jpg", "camera.png"};
 #define PZ_NPHOTOS ((int)(sizeof pz_photos / sizeof pz_photos[0]))
 
 /* Load photo i prepared to W x H, or return -1. */
@@ -398,11 +377,24 @@ static int pz_photo(int i, int W, int H, tsr_image *out)
 {
     const char *dir = getenv("TSR_PUZZLE_IMAGES");
     char path[1024];
-    tsr_image raw;
+    tsr_image raw, rgb = {0};
     int rc;
-    if (!dir) return -1;
-    snprintf(path, sizeof path, "%s/%s.ppm", dir, pz_photos[i]);
-    if (pz_read_ppm(path, &raw)) return -1;
+    snprintf(path, sizeof path, "%s/%s", dir ? dir : "/work/shared/images", pz_photos[i]);
+    if (tsr_read(path, &raw)) return -1;
+    if (raw.channels != 3 || raw.depth != TSR_U8) {   /* gray photos as RGB, for one preparation path */
+        if (raw.depth != TSR_U8 || tsr_image_create(&rgb, raw.width, raw.height, 3, TSR_U8, TSR_HOST)) {
+            tsr_image_free(&raw);
+            return -1;
+        }
+        for (int y = 0; y < raw.height; y++)
+            for (int x = 0; x < raw.width; x++)
+                for (int c = 0; c < 3; c++)
+                    ((unsigned char *)rgb.data)[(size_t)y * rgb.stride + 3 * x + c] =
+                        ((unsigned char *)raw.data)[(size_t)y * raw.stride + (size_t)x * raw.channels +
+                                                    (raw.channels >= 3 ? c : 0)];
+        tsr_image_free(&raw);
+        raw = rgb;
+    }
     *out = (tsr_image){0};
     rc = pz_prepare(&raw, W, H, out);
     tsr_image_free(&raw);
@@ -425,7 +417,7 @@ TEST(test_puzzle_photos_recovered)
         got++;
         tsr_image_free(&img);
     }
-    if (!got) SKIP("no photos (set TSR_PUZZLE_IMAGES to a folder of PPM files)");
+    if (!got) SKIP("no photos (set TSR_PUZZLE_IMAGES to the folder of the shared images)");
     CHECK_MSG(nb / got >= 0.9 && sh / got >= 0.85, "mean neighbor %g, shifted %g", nb / got, sh / got);
 }
 

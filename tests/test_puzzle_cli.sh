@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # CLI tests of 'tessera puzzle': scramble/solve/score round trips, cropping, bad input and exit
-# codes. TESSERA names the binary (default build/tessera); photos come from TSR_PUZZLE_PHOTOS
+# codes. TSR_BIN (or TESSERA) names the binary (default build/tessera); photos come from TSR_PUZZLE_PHOTOS
 # (default /work/shared/images) and are skipped when absent. Last line:
 # "puzzle-cli: N passed, N failed, N skipped"; exit status 1 if any failed.
 set -u
-T=${TESSERA:-build/tessera}
+T=${TSR_BIN:-${TESSERA:-build/tessera}}
 PHOTOS=${TSR_PUZZLE_PHOTOS:-/work/shared/images}
 D=$(mktemp -d)
 trap 'rm -rf "$D"' EXIT

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---------------------------------------------------------------- variants */
 
@@ -236,6 +237,13 @@ tsr_status tsr_puzzle_scramble(const tsr_image *src, tsr_image *dst, int rows, i
 
 /* ---------------------------------------------------------------- solve */
 
+static double tsr__pz_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 static void tsr__pz_report(const tsr_puzzle_options *opt, const char *stage, double f)
 {
     if (opt->progress) opt->progress(opt->progress_ctx, stage, f);
@@ -284,6 +292,7 @@ tsr_status tsr_puzzle_solve(const tsr_image *src, const tsr_puzzle_options *opt,
     const char *want = e.variant ? e.variant : getenv("TSR_VARIANT_PUZZLE");
     int P, n, method;
     uint64_t count = 0;
+    double t[3] = {0, 0, 0};
     tsr_status s;
     if (!opt) return tsr__fail(TSR_E_ARG, "puzzle: no options");
     if ((s = tsr__pz_check_image("puzzle", src, opt->rows, opt->cols, &P))) return s;
@@ -333,6 +342,7 @@ tsr_status tsr_puzzle_solve(const tsr_image *src, const tsr_puzzle_options *opt,
                          "method)", n, opt->rotate ? " with rotation" : "", tsr_backend_name(b));
     }
     e.backend = b;
+    t[0] = tsr__pz_now();
     tsr__pz_report(opt, "features", 0);
     if ((s = tsr__pz_features(&pz, src, opt->rows, opt->cols, opt->rotate, tsr__exec_threads(&e)))) {
         tsr_puzzle_placement_free(&p);
@@ -349,10 +359,15 @@ tsr_status tsr_puzzle_solve(const tsr_image *src, const tsr_puzzle_options *opt,
         if (tsr__log_enabled()) fprintf(stderr, "tessera: puzzle: compatibilities with variant '%s'\n", v->name);
         tsr__pz_last = v->name;
         tsr__pz_report(opt, "compatibilities", 0);
+        t[1] = tsr__pz_now();
         s = tsr__pz_lists(&pz, v->topk, &e);
+        t[2] = tsr__pz_now();
         if (!s) {
             tsr__pz_report(opt, "placing", 0);
             s = tsr__pz_place(&pz, !opt->no_repair, p.piece, p.rotation, &p.cost, opt->progress, opt->progress_ctx);
+            if (tsr__log_enabled())
+                fprintf(stderr, "tessera: puzzle: %d pieces: features %.1f ms, compatibilities %.1f ms, placement %.1f ms\n",
+                        n, (t[1] - t[0]) * 1e3, (t[2] - t[1]) * 1e3, (tsr__pz_now() - t[2]) * 1e3);
         }
     }
     tsr__pz_free(&pz);

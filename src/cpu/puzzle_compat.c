@@ -8,7 +8,7 @@
 
 /* Variance added to the gradient covariance (in 8-bit levels squared): keeps flat edges from
  * producing huge inverse covariances (the role of Gallagher's dummy gradients). */
-#define TSR_PZ_REG 2.0
+#define TSR_PZ_REG 32.0
 
 /* Source pixel of oriented tile pixel (y, x): 'turns' quarter turns clockwise, or transposed. */
 static void tsr__pz_src(int P, int turns, int transpose, int y, int x, int *sy, int *sx)

@@ -48,7 +48,17 @@ static void tsr__pz_help(FILE *f)
                "replaced by .json): for each cell of the restored image, row by row, the source tile\n"
                "(numbered row by row in the scrambled image) and its quarter turns clockwise.\n"
                "score prints Pomeranz's direct and neighbor accuracy and the direct accuracy after the\n"
-               "best shift. See 'tessera puzzle scramble --help' and 'tessera puzzle solve --help'.\n");
+               "best shift. See 'tessera puzzle scramble --help' and 'tessera puzzle solve --help'.\n"
+               "\nvariants of 'puzzle solve' (--variant NAME or TSR_VARIANT_PUZZLE; TSR_LOG=1 logs the\n"
+               "choice and stage times):\n");
+    for (int i = 0;; i++) {
+        tsr_backend b;
+        const char *help, *name = tsr_puzzle_variant_name(i, &b, &help);
+        if (!name) break;
+        fprintf(f, "  %-4s %-10s %s\n", tsr_backend_name(b), name, help);
+    }
+    fprintf(f, "\n--backend auto runs puzzles whose work is estimated under 50 ms on the CPU, since\n"
+               "starting the GPU costs more; larger ones on the GPU when one is usable.\n");
 }
 
 /* Copy argv, turning '--grid RxC' / '--grid=RxC' into '--rows R --cols C' (strings in 'store').

@@ -303,8 +303,23 @@ tsr_status tsr_puzzle_solve(const tsr_image *src, const tsr_puzzle_options *opt,
         tsr_puzzle_placement_free(&p);
         return tsr__fail(TSR_E_ARG, "puzzle: tiles of %d pixels are too small (3 or more)", P);
     }
-    /* A requested variant decides the backend; otherwise the exec does. */
-    b = tsr_resolve_backend(&e, TSR_HOST);
+    if (n <= TSR_PZ_EXACT_MAX) {
+        count = 1;
+        for (int i = 2; i <= n; i++) count *= (uint64_t)i;
+        if (opt->rotate) count <<= 2 * n;
+    }
+    method = opt->method;
+    if (method == TSR_PUZZLE_AUTO) method = count && count <= 40000000u ? TSR_PUZZLE_EXACT : TSR_PUZZLE_GREEDY;
+    /* A requested variant decides the backend; otherwise the exec does, except that AUTO keeps
+     * puzzles on the CPU whose work there is estimated under 50 ms: starting the GPU costs more. */
+    if (e.backend == TSR_BACKEND_AUTO && !(want && *want)) {
+        double m = opt->rotate ? 4.0 * n : n, dim = 2.0 * (10 + 3.0 * P), secs;
+        if (method == TSR_PUZZLE_EXACT) secs = (double)count * 60e-9 / tsr__exec_threads(&e);
+        else secs = (opt->rotate ? 2.0 : 4.0) * m * m * dim / (4e9 * tsr__exec_threads(&e));
+        b = secs < 0.05 ? TSR_BACKEND_CPU : tsr_resolve_backend(&e, TSR_HOST);
+    } else {
+        b = tsr_resolve_backend(&e, TSR_HOST);
+    }
     if (want && *want) {
         int found = 0;
         for (int i = 0; i < TSR_PZ_NVARIANTS; i++)
@@ -314,7 +329,7 @@ tsr_status tsr_puzzle_solve(const tsr_image *src, const tsr_puzzle_options *opt,
             }
         if (!found) {
             tsr_puzzle_placement_free(&p);
-            return tsr__fail(TSR_E_ARG, "puzzle: unknown variant '%s' (see 'tessera list')", want);
+            return tsr__fail(TSR_E_ARG, "puzzle: unknown variant '%s' (see 'tessera puzzle --help')", want);
         }
     }
     if (b == TSR_BACKEND_CUDA && !tsr_cuda_available()) {
@@ -327,13 +342,6 @@ tsr_status tsr_puzzle_solve(const tsr_image *src, const tsr_puzzle_options *opt,
         tsr__clear_error();
         return TSR_OK;
     }
-    method = opt->method;
-    if (n <= TSR_PZ_EXACT_MAX) {
-        count = 1;
-        for (int i = 2; i <= n; i++) count *= (uint64_t)i;
-        if (opt->rotate) count <<= 2 * n;
-    }
-    if (method == TSR_PUZZLE_AUTO) method = count && count <= 40000000u ? TSR_PUZZLE_EXACT : TSR_PUZZLE_GREEDY;
     if (method == TSR_PUZZLE_EXACT &&
         (!count || count > (b == TSR_BACKEND_CUDA ? ((uint64_t)1 << 37) : ((uint64_t)1 << 31)))) {
         tsr_puzzle_placement_free(&p);

@@ -331,10 +331,12 @@ TEST(test_puzzle_bad_inputs)
     CHECK_EQ(tsr_puzzle_solve(&img, &o, &sol, &unknown), TSR_E_ARG);
     o.method = 7;
     CHECK_EQ(tsr_puzzle_solve(&img, &o, &sol, &pz_cpu), TSR_E_ARG);
-    /* exact search of 20 pieces is refused, not attempted */
+    /* exact search of 20 pieces with unknown rotation (20! x 4^20) is refused, not attempted */
     o.method = TSR_PUZZLE_EXACT;
+    o.rotate = 1;
     CHECK_EQ(tsr_puzzle_solve(&img, &o, &sol, &pz_cpu), TSR_E_UNSUPPORTED);
     CHECK(sol.piece == NULL);
+    o.rotate = 0;
     /* 1x1: the one tile */
     o.rows = o.cols = 1;
     o.method = TSR_PUZZLE_AUTO;
@@ -492,4 +494,74 @@ TEST(test_puzzle_bench)
             tsr_image_free(&img);
         }
     }
+}
+
+/* ---------------------------------------------------------------- branch and bound */
+
+#include "../src/cpu/puzzle_core.h"
+
+/* On random dense costs the branch and bound returns exactly the enumeration's answer (same
+ * placement, same cost, same tie rule), with or without a starting bound. */
+TEST(test_puzzle_bnb_matches_enumeration)
+{
+    for (int shape = 0; shape < 4; shape++) {
+        static const int g[4][2] = {{3, 3}, {2, 4}, {1, 7}, {2, 3}};
+        int rows = g[shape][0], cols = g[shape][1], n = rows * cols, o[16], oe[9];
+        double dr[81], dd[81], cost = 0, ecost = 0;
+        uint64_t count = 1, idx = 0;
+        for (int i = 0; i < n * n; i++) {   /* coarse values: ties happen */
+            dr[i] = (double)(tsr_test_rand() % 20);
+            dd[i] = (double)(tsr_test_rand() % 20);
+        }
+        for (int i = 2; i <= n; i++) count *= (uint64_t)i;
+        CHECK_OK(tsr__pz_exact_cpu(dr, dd, rows, cols, 0, count, &idx, &ecost, &pz_cpu));
+        tsr__pz_decode(idx, n, 0, count, oe);
+        for (int upper = 0; upper <= 1; upper++) {
+            int ident[9];
+            for (int i = 0; i < n; i++) ident[i] = i;
+            CHECK(tsr__pz_bnb(dr, dd, rows, cols, upper ? tsr__pz_cost(ident, rows, cols, n, dr, dd) : -1, 100000000,
+                              o, &cost));
+            CHECK_MSG(cost == ecost, "%dx%d: %g vs %g", rows, cols, cost, ecost);
+            for (int i = 0; i < n; i++) CHECK_EQ(o[i], oe[i]);
+        }
+    }
+}
+
+/* 12 and 16 pieces of a photo: solved and proven optimal by the branch and bound. */
+TEST(test_puzzle_bnb_photo)
+{
+    tsr_image img, sub;
+    int got = 0;
+    for (int i = 0; i < PZ_NPHOTOS && !got; i++) {
+        if (pz_photo(i, 672, 504, &img)) continue;
+        got = 1;
+        for (int k = 0; k < 2; k++) {
+            int rows = k ? 5 : 3, cols = k ? 6 : 4;
+            tsr_puzzle_placement sol;
+            tsr_puzzle_scores r;
+            CHECK_OK(tsr_image_wrap(&sub, cols * 28, rows * 28, 3, TSR_U8,
+                                    (char *)img.data + (size_t)200 * img.stride + 3 * 300, img.stride, TSR_HOST));
+            r = pz_solve_score(&sub, rows, cols, 0, TSR_PUZZLE_AUTO, &pz_cpu, 21, &sol);
+            CHECK_EQ(sol.exact, 1);
+            CHECK_MSG(r.direct == 1, "%dx%d: direct %g", rows, cols, r.direct);
+            tsr_puzzle_placement_free(&sol);
+        }
+        tsr_image_free(&img);
+    }
+    if (!got) SKIP("no photos");
+}
+
+/* Identical tiles (every cost 0): the branch and bound settles on the identity at once. */
+TEST(test_puzzle_bnb_blank)
+{
+    tsr_image blank;
+    tsr_puzzle_placement sol;
+    tsr_puzzle_options o = {5, 6, 0, TSR_PUZZLE_EXACT, 0, NULL, NULL};
+    CHECK_OK(tsr_image_create(&blank, 6 * 8, 5 * 8, 3, TSR_U8, TSR_HOST));
+    for (int y = 0; y < blank.height; y++) memset((char *)blank.data + (size_t)y * blank.stride, 200, 6 * 8 * 3);
+    CHECK_OK(tsr_puzzle_solve(&blank, &o, &sol, &pz_cpu));
+    CHECK_EQ(sol.exact, 1);
+    for (int i = 0; i < 30; i++) CHECK_EQ(sol.piece[i], i);
+    tsr_puzzle_placement_free(&sol);
+    tsr_image_free(&blank);
 }

@@ -62,7 +62,7 @@ expect 2 "tile and grid" -- "$T" puzzle solve --grid 3x3 --tile 32 "$D/scr.png" 
 expect 2 "unknown sub" -- "$T" puzzle shuffle "$D/scr.png" "$D/x.png"
 expect 2 "unknown method" -- "$T" puzzle solve --grid 3x3 --method magic "$D/scr.png" "$D/x.png"
 expect 2 "score arity" -- "$T" puzzle score "$D/sol.json"
-expect 4 "exact too big" -- "$T" puzzle solve --grid 6x6 --method exact "$D/img.ppm" "$D/x.png"
+expect 4 "exact too big" -- "$T" puzzle solve --grid 6x6 --rotate --method exact "$D/img.ppm" "$D/x.png"
 expect 3 "too small" -- "$T" puzzle scramble --grid 200x200 "$D/img.ppm" "$D/x.png"
 # malformed JSON: exit 3, one line naming line and column
 printf '{\n  "rows": 3,\n  "cols": 3\n  "cells": []\n}\n' >"$D/bad.json"

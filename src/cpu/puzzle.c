@@ -249,14 +249,11 @@ static void tsr__pz_report(const tsr_puzzle_options *opt, const char *stage, dou
     if (opt->progress) opt->progress(opt->progress_ctx, stage, f);
 }
 
-/* Exact search over dense costs; writes piece/rot and cost. */
-static tsr_status tsr__pz_solve_exact(const tsr__pz *pz, const tsr__pz_variant *v, uint64_t count,
-                                      tsr_puzzle_placement *out, const tsr_exec *ex)
+/* Dense costs for the exact searches: dr[a*m+b] = D(a, right, b), dd likewise (0 within a piece). */
+static tsr_status tsr__pz_dense(const tsr__pz *pz, double **pdr, double **pdd)
 {
-    int m = pz->m, n = pz->n, o[TSR_PZ_EXACT_MAX];
-    double *dr = malloc(sizeof(double) * m * m), *dd = malloc(sizeof(double) * m * m), cost = 0;
-    uint64_t best = 0, nfact = 1;
-    tsr_status s;
+    int m = pz->m;
+    double *dr = malloc(sizeof(double) * m * m), *dd = malloc(sizeof(double) * m * m);
     if (!dr || !dd) {
         free(dr), free(dd);
         return tsr__fail(TSR_E_NOMEM, "puzzle: out of memory");
@@ -268,6 +265,20 @@ static tsr_status tsr__pz_solve_exact(const tsr__pz *pz, const tsr__pz_variant *
             dr[a * m + b] = r > 0 ? r : 0;
             dd[a * m + b] = d > 0 ? d : 0;
         }
+    *pdr = dr;
+    *pdd = dd;
+    return TSR_OK;
+}
+
+/* Exact search over dense costs; writes piece/rot and cost. */
+static tsr_status tsr__pz_solve_exact(const tsr__pz *pz, const tsr__pz_variant *v, uint64_t count,
+                                      tsr_puzzle_placement *out, const tsr_exec *ex)
+{
+    int n = pz->n, o[TSR_PZ_EXACT_MAX];
+    double *dr, *dd, cost = 0;
+    uint64_t best = 0, nfact = 1;
+    tsr_status s = tsr__pz_dense(pz, &dr, &dd);
+    if (s) return s;
     s = v->exact(dr, dd, pz->rows, pz->cols, pz->rotate, count, &best, &cost, ex);
     free(dr), free(dd);
     if (s) return s;
@@ -282,6 +293,27 @@ static tsr_status tsr__pz_solve_exact(const tsr__pz *pz, const tsr__pz_variant *
     return TSR_OK;
 }
 
+/* Branch and bound (no rotation, up to 16 pieces) from the placement in *p as the first bound;
+ * replaces it with the proven optimum, or leaves it when the search needs more than 'limit'
+ * nodes (*proven 0). */
+static tsr_status tsr__pz_solve_bnb(const tsr__pz *pz, uint64_t limit, tsr_puzzle_placement *p, int *proven)
+{
+    int o[TSR_PZ_BNB_MAX];
+    double *dr, *dd, cost;
+    tsr_status s = tsr__pz_dense(pz, &dr, &dd);
+    *proven = 0;
+    if (s) return s;
+    if (tsr__pz_bnb(dr, dd, pz->rows, pz->cols, tsr__pz_cost(p->piece, pz->rows, pz->cols, pz->n, dr, dd), limit,
+                    o, &cost)) {
+        memcpy(p->piece, o, sizeof(int) * pz->n);
+        p->cost = cost;
+        p->exact = 1;
+        *proven = 1;
+    }
+    free(dr), free(dd);
+    return TSR_OK;
+}
+
 tsr_status tsr_puzzle_solve(const tsr_image *src, const tsr_puzzle_options *opt, tsr_puzzle_placement *out,
                             const tsr_exec *ex)
 {
@@ -290,7 +322,7 @@ tsr_status tsr_puzzle_solve(const tsr_image *src, const tsr_puzzle_options *opt,
     tsr_exec e = ex ? *ex : (tsr_exec){0};
     tsr_backend b;
     const char *want = e.variant ? e.variant : getenv("TSR_VARIANT_PUZZLE");
-    int P, n, method;
+    int P, n, method, bnb;
     uint64_t count = 0;
     double t[3] = {0, 0, 0};
     tsr_status s;
@@ -342,6 +374,12 @@ tsr_status tsr_puzzle_solve(const tsr_image *src, const tsr_puzzle_options *opt,
         tsr__clear_error();
         return TSR_OK;
     }
+    /* Exact beyond the enumeration: branch and bound after the greedy placement. */
+    bnb = !opt->rotate && n <= TSR_PZ_BNB_MAX && method != TSR_PUZZLE_EXACT && opt->method != TSR_PUZZLE_GREEDY;
+    if (method == TSR_PUZZLE_EXACT && !opt->rotate && n <= TSR_PZ_BNB_MAX && n > TSR_PZ_EXACT_MAX) {
+        method = TSR_PUZZLE_GREEDY;
+        bnb = 1;
+    }
     if (method == TSR_PUZZLE_EXACT &&
         (!count || count > (b == TSR_BACKEND_CUDA ? ((uint64_t)1 << 37) : ((uint64_t)1 << 31)))) {
         tsr_puzzle_placement_free(&p);
@@ -376,6 +414,19 @@ tsr_status tsr_puzzle_solve(const tsr_image *src, const tsr_puzzle_options *opt,
             if (tsr__log_enabled())
                 fprintf(stderr, "tessera: puzzle: %d pieces: features %.1f ms, compatibilities %.1f ms, placement %.1f ms\n",
                         n, (t[1] - t[0]) * 1e3, (t[2] - t[1]) * 1e3, (tsr__pz_now() - t[2]) * 1e3);
+        }
+        /* Up to 16 pieces without rotation: prove (or improve) the greedy answer exactly. */
+        if (!s && bnb) {
+            int proven;
+            uint64_t limit = opt->method == TSR_PUZZLE_EXACT ? 4000000000ull : 20000000ull;
+            tsr__pz_report(opt, "branch and bound", 0);
+            s = tsr__pz_solve_bnb(&pz, limit, &p, &proven);
+            if (tsr__log_enabled())
+                fprintf(stderr, "tessera: puzzle: branch and bound %s\n", proven ? "proved the optimum" : "gave up");
+            if (!s && proven) tsr__pz_last = "bnb";
+            if (!s && !proven && opt->method == TSR_PUZZLE_EXACT)
+                s = tsr__fail(TSR_E_UNSUPPORTED, "puzzle: exact search of %d pieces gave up after %llu nodes (use the "
+                                                 "greedy method)", n, (unsigned long long)limit);
         }
     }
     tsr__pz_free(&pz);

@@ -27,6 +27,7 @@ extern "C" {
 
 #define TSR_PZ_K 16            /* neighbours kept per oriented tile and side */
 #define TSR_PZ_EXACT_MAX 9     /* largest piece count the exact enumeration handles */
+#define TSR_PZ_BNB_MAX 30      /* largest piece count of the branch-and-bound search (< 32) */
 
 static const int tsr__pz_dy[4] = {-1, 0, 1, 0};
 static const int tsr__pz_dx[4] = {0, 1, 0, -1};
@@ -82,6 +83,11 @@ tsr_status tsr__pz_exact_cpu(const double *dr, const double *dd, int rows, int c
                              uint64_t *best_idx, double *best_cost, const tsr_exec *ex);
 tsr_status tsr__pz_exact_cuda(const double *dr, const double *dd, int rows, int cols, int rotate, uint64_t count,
                               uint64_t *best_idx, double *best_cost, const tsr_exec *ex);
+
+/* Branch and bound without rotation (up to TSR_PZ_BNB_MAX pieces, dense n x n costs): the
+ * optimum with the enumeration's tie rule, or 0 when it needed more than 'limit' nodes. */
+int tsr__pz_bnb(const double *dr, const double *dd, int rows, int cols, double upper, uint64_t limit, int *o,
+                double *cost);
 
 /* Decode a placement index into oriented tiles per cell (o[i] = piece or piece*4+rot). */
 static inline TSR_PZ_HD void tsr__pz_decode(uint64_t idx, int n, int rotate, uint64_t nfact, int *o)

@@ -30,7 +30,8 @@ static const tsr_param tsr__pz_solve_params[] = {
     TSR_PZ_P("cols", TSR_P_INT, "columns of tiles", 0, 1 << 20, 0, NULL, cols),
     TSR_PZ_P("rotate", TSR_P_BOOL, "tiles may be turned by unknown quarter turns", 0, 1, 0, NULL, rotate),
     TSR_PZ_P("method", TSR_P_CHOICE,
-             "exact: every placement (up to 9 pieces); greedy: best-buddy placement; auto: exact when small", 0, 2,
+             "exact: every placement (9 pieces), or branch and bound (30 without rotation); greedy: best-buddy "
+             "placement; auto: exact when small, greedy then a bounded branch and bound up to 30 pieces", 0, 2,
              0, tsr__pz_methods, method),
     TSR_PZ_P("no-repair", TSR_P_BOOL, "skip the segment-repair step of the greedy solver", 0, 1, 0, NULL,
              no_repair),

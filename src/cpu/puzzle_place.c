@@ -114,12 +114,17 @@ static float tsr__pz_score(const tsr__pz_state *s, int cell, int x)
     for (int d = 0; d < 4; d++) {
         int nc = cell + tsr__pz_dy[d] * s->BW + tsr__pz_dx[d], nb = s->board[nc], od = (d + 2) & 3;
         if (nb < 0) continue;
-        conf += 1.0f - tsr__pz_lookup(pz, nb, od, x) / tsr__pz_second(pz, nb, od);
+        /* normalised by the smaller second-best of the two sides that meet */
+        float nrm = tsr__pz_second(pz, nb, od), n2 = tsr__pz_second(pz, x, d);
+        if (n2 < nrm) nrm = n2;
+        conf += 1.0f - tsr__pz_lookup(pz, nb, od, x) / nrm;
         allbb &= tsr__pz_is_bb(pz, nb, od, x);
         cnt++;
     }
     if (!cnt) return -INFINITY;
-    return (allbb ? 4.0f : 0.0f) + conf / cnt + 0.05f * (cnt - 1);
+    /* best buddies of every placed neighbour first; then confidence; slots with more placed
+     * neighbours are better constrained and go a little earlier */
+    return (allbb ? 4.0f : 0.0f) + conf / cnt + 0.2f * (cnt - 1);
 }
 
 /* Best candidate for a slot: from the neighbours' lists, else every unused tile. Returns 0 and

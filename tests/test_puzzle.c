@@ -432,7 +432,7 @@ static double pz_now(void)
 }
 
 /* The benchmark table of docs/puzzle.md (TSR_PUZZLE_BENCH=1; TSR_PUZZLE_BENCH_BIG=1 adds the
- * 10,000 and 20,000 piece runs). Prints markdown rows on stdout. */
+ * 10,000 and 20,000 piece runs, =2 also 10,000 with rotation). Prints markdown rows on stdout. */
 TEST(test_puzzle_bench)
 {
     const char *big = getenv("TSR_PUZZLE_BENCH_BIG");
@@ -472,20 +472,26 @@ TEST(test_puzzle_bench)
     }
     if (big) {
         /* retina enlarged: 100x100 = 10,000 and 100x200 = 20,000 pieces of 28 pixels */
-        static const int grid[][2] = {{100, 100}, {100, 200}};
-        for (int g = 0; g < 2; g++) {
+        static const int grid[][3] = {{100, 100, 0}, {100, 200, 0}, {100, 100, 1}};
+        for (int g = 0; g < (atoi(big) >= 2 ? 3 : 2); g++) {
             tsr_image img, scr = {0};
             tsr_puzzle_placement t, sol = {0};
-            tsr_puzzle_options o = {grid[g][0], grid[g][1], 0, TSR_PUZZLE_GREEDY, 0, NULL, NULL};
+            tsr_puzzle_options o = {grid[g][0], grid[g][1], grid[g][2], TSR_PUZZLE_GREEDY, 0, NULL, NULL};
             tsr_puzzle_scores r = {0, 0, 0, 0, 0, 0};
             double t0, t1;
             if (pz_photo(5, grid[g][1] * 28, grid[g][0] * 28, &img)) continue;
-            CHECK_OK(tsr_puzzle_scramble(&img, &scr, grid[g][0], grid[g][1], 0, 77, &t));
+            CHECK_OK(tsr_puzzle_scramble(&img, &scr, grid[g][0], grid[g][1], grid[g][2], 77, &t));
+            if (getenv("TSR_PUZZLE_BENCH_SAVE")) {   /* for timing the command line on it */
+                char path[1024];
+                snprintf(path, sizeof path, "%s/big_%d.png", getenv("TSR_PUZZLE_BENCH_SAVE"), g);
+                CHECK_OK(tsr_write(path, &scr, 0));
+            }
             t0 = pz_now();
             CHECK_OK(tsr_puzzle_solve(&scr, &o, &sol, ex));
             t1 = pz_now();
             if (sol.piece) CHECK_OK(tsr_puzzle_score(&sol, &t, &r));
-            printf("| retina (enlarged) | %d | no | %.1f%% | %.1f%% | %.1f%% | %.3f |\n", grid[g][0] * grid[g][1],
+            printf("| retina (enlarged) | %d | %s | %.1f%% | %.1f%% | %.1f%% | %.3f |\n", grid[g][0] * grid[g][1],
+                   grid[g][2] ? "yes" : "no",
                    100 * r.direct, 100 * r.direct_shifted, 100 * r.neighbor, t1 - t0);
             fflush(stdout);
             tsr_puzzle_placement_free(&sol);

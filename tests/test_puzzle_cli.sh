@@ -39,8 +39,9 @@ expect 0 "solve 3x3" -- "$T" --quiet puzzle solve --grid 3x3 "$D/scr.png" "$D/so
 grep -q '"exact": true' "$D/sol.json" && ok || bad "3x3 solution not marked exact"
 expect 0 "score 3x3" -- "$T" puzzle score "$D/sol.json" "$D/scr.json"
 grep -q '^direct: 100.00%' "$D/out" && grep -q '^neighbor: 100.00%' "$D/out" && ok || bad "3x3 not solved: $(cat "$D/out")"
-cmp -s <("$T" --quiet invert "$D/img.ppm" "$D/a.png" && cat "$D/a.png") <("$T" --quiet invert "$D/sol.png" "$D/b.png" && cat "$D/b.png") \
-    && ok || bad "restored image differs from the original"
+# pixels of the restored image equal the original's (both decoded to PPM by a CPU command)
+"$T" --backend cpu --quiet invert "$D/img.ppm" "$D/a.ppm" && "$T" --backend cpu --quiet invert "$D/sol.png" "$D/b.ppm" &&
+    [ -s "$D/a.ppm" ] && cmp -s "$D/a.ppm" "$D/b.ppm" && ok || bad "restored image differs from the original"
 # --tile that does not divide the image: crop, say so, carry on
 expect 0 "tile crop" -- "$T" puzzle scramble --tile 40 "$D/img.ppm" "$D/crop.png"
 grep -q 'using the top-left 80x80' "$D/err" && ok || bad "no crop message: $(cat "$D/err")"

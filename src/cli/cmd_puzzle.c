@@ -38,6 +38,7 @@ static const tsr_param tsr__pz_solve_params[] = {
 };
 #define TSR_PZ_N(a) ((int)(sizeof a / sizeof a[0]))
 
+/* The help of 'tessera puzzle': subcommands, JSON, variants, backend policy. */
 static void tsr__pz_help(FILE *f)
 {
     fprintf(f, "usage: tessera puzzle scramble|solve|score ...\n\n"
@@ -107,8 +108,10 @@ static void tsr__pz_json_path(const char *out, char *buf, size_t n)
     else snprintf(buf, n, "%s.json", out);
 }
 
+/* tsr_cli_write_text callback: write the NUL-terminated text ctx. */
 static int tsr__pz_emit(FILE *f, void *ctx) { return fputs((const char *)ctx, f) < 0 ? -1 : 0; }
 
+/* Write a placement as JSON to path, atomically. */
 static tsr_status tsr__pz_write_json(const char *path, const tsr_puzzle_placement *p)
 {
     char *js;
@@ -151,6 +154,7 @@ static tsr_status tsr__pz_grid(const char *cmd, const tsr__pz_cli *o, const tsr_
     return tsr_image_wrap(view, *cols * t, *rows * t, in->channels, in->depth, in->data, in->stride, TSR_HOST);
 }
 
+/* Progress on stderr: each stage, then every 10%. */
 static void tsr__pz_progress(void *ctx, const char *stage, double f)
 {
     static char last[32];
@@ -207,6 +211,7 @@ static tsr_status tsr__pz_slurp(const char *path, char **text, size_t *len)
     return TSR_OK;
 }
 
+/* Read and parse a placement file; errors are prefixed with the path. */
 static tsr_status tsr__pz_load(const char *path, tsr_puzzle_placement *p)
 {
     char *t = NULL;
@@ -223,6 +228,7 @@ static tsr_status tsr__pz_load(const char *path, tsr_puzzle_placement *p)
     return s;
 }
 
+/* 'tessera puzzle score SOLUTION.json TRUTH.json': the three accuracies on stdout. */
 static int tsr__pz_score(int argc, char **argv, const tsr_cli_common *global)
 {
     tsr_cli_common c = *global;
@@ -261,6 +267,7 @@ static int tsr__pz_score(int argc, char **argv, const tsr_cli_common *global)
     return 0;
 }
 
+/* 'tessera puzzle scramble|solve IN OUT': read, crop to whole tiles, run, write image and JSON. */
 static int tsr__pz_image_cmd(int solve, int argc, char **argv, const tsr_cli_common *global)
 {
     const char *name = solve ? "puzzle solve" : "puzzle scramble", *sub = solve ? "solve" : "scramble";

@@ -57,6 +57,7 @@ static const tsr__pz_variant *tsr__pz_pick(tsr_backend b, int exact, const char 
 
 /* ---------------------------------------------------------------- placements */
 
+/* Contracts of the public functions: see tessera.h. */
 void tsr_puzzle_placement_free(tsr_puzzle_placement *p)
 {
     if (!p) return;
@@ -148,6 +149,7 @@ static void tsr__pz_blit(const tsr_image *src, tsr_image *dst, int cols, int P, 
     }
 }
 
+/* Check a caller's output image against src, or allocate one like it (*allocated = 1). */
 static tsr_status tsr__pz_prepare_dst(const tsr_image *src, tsr_image *dst, int *allocated)
 {
     *allocated = 0;
@@ -237,6 +239,7 @@ tsr_status tsr_puzzle_scramble(const tsr_image *src, tsr_image *dst, int rows, i
 
 /* ---------------------------------------------------------------- solve */
 
+/* Monotonic seconds (stage times for TSR_LOG). */
 static double tsr__pz_now(void)
 {
     struct timespec ts;
@@ -244,6 +247,7 @@ static double tsr__pz_now(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* Progress callback, when the caller gave one. */
 static void tsr__pz_report(const tsr_puzzle_options *opt, const char *stage, double f)
 {
     if (opt->progress) opt->progress(opt->progress_ctx, stage, f);

@@ -144,6 +144,7 @@ static void tsr__pz_feat_range(void *ctx, int b, int e)
     free(col);
 }
 
+/* Release features and lists and zero *pz. */
 void tsr__pz_free(tsr__pz *pz)
 {
     for (int i = 0; i < 2; i++) {
@@ -208,6 +209,7 @@ tsr_status tsr__pz_features(tsr__pz *pz, const tsr_image *src, int rows, int col
     return TSR_OK;
 }
 
+/* Contract: see puzzle_core.h; dim is a multiple of 4, four partial sums. */
 float tsr__pz_dot(const float *a, const float *b, int dim)
 {
     float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
@@ -220,6 +222,7 @@ float tsr__pz_dot(const float *a, const float *b, int dim)
     return (s0 + s1) + (s2 + s3);
 }
 
+/* Contract: see puzzle_core.h. */
 float tsr__pz_dis(const tsr__pz *pz, int o1, int d, int o2)
 {
     size_t dim = (size_t)pz->dim;

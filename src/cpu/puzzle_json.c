@@ -15,6 +15,7 @@ typedef struct {
     int failed;
 } tsr__pz_sb;
 
+/* Append formatted text to a growing buffer; sets b->failed when out of memory. */
 static void tsr__pz_sb_printf(tsr__pz_sb *b, const char *fmt, ...) TSR_PRINTF(2, 3);
 static void tsr__pz_sb_printf(tsr__pz_sb *b, const char *fmt, ...)
 {
@@ -44,6 +45,7 @@ static void tsr__pz_sb_printf(tsr__pz_sb *b, const char *fmt, ...)
     b->len += (size_t)k;
 }
 
+/* Contract: see tessera.h. */
 tsr_status tsr_puzzle_to_json(const tsr_puzzle_placement *p, char **json)
 {
     tsr__pz_sb b = {NULL, 0, 0, 0};
@@ -97,6 +99,7 @@ static tsr_status tsr__pz_jfail(tsr__pz_jr *r, const char *what)
     return r->err;
 }
 
+/* Skip JSON whitespace; the next byte, or -1 at the end. */
 static int tsr__pz_peek(tsr__pz_jr *r)
 {
     while (r->pos < r->len && (r->s[r->pos] == ' ' || r->s[r->pos] == '\t' || r->s[r->pos] == '\n' ||
@@ -105,6 +108,7 @@ static int tsr__pz_peek(tsr__pz_jr *r)
     return r->pos < r->len ? (unsigned char)r->s[r->pos] : -1;
 }
 
+/* Consume c after whitespace; 1 if it was there. */
 static int tsr__pz_eat(tsr__pz_jr *r, int c)
 {
     if (tsr__pz_peek(r) != c) return 0;
@@ -176,6 +180,7 @@ static tsr_status tsr__pz_jnumber(tsr__pz_jr *r, double *v)
     return TSR_OK;
 }
 
+/* A number that must be an integer in [lo, hi]. */
 static tsr_status tsr__pz_jint(tsr__pz_jr *r, int lo, int hi, int *out)
 {
     double v;
@@ -186,6 +191,7 @@ static tsr_status tsr__pz_jint(tsr__pz_jr *r, int lo, int hi, int *out)
     return TSR_OK;
 }
 
+/* true or false. */
 static tsr_status tsr__pz_jbool(tsr__pz_jr *r, int *out)
 {
     tsr__pz_peek(r);
@@ -236,6 +242,7 @@ static tsr_status tsr__pz_jskip(tsr__pz_jr *r, int depth)
     return tsr__pz_jnumber(r, &v);
 }
 
+/* Contract: see tessera.h and the schema at the top of this file. */
 tsr_status tsr_puzzle_from_json(const char *json, size_t len, tsr_puzzle_placement *out)
 {
     tsr__pz_jr r = {json, len, 0, TSR_OK};

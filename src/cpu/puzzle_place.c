@@ -31,6 +31,7 @@ static int tsr__pz_before(const tsr__pz_hent *a, const tsr__pz_hent *b)
     return a->o < b->o;
 }
 
+/* Push onto the max-heap; -1 when out of memory. */
 static int tsr__pz_push(tsr__pz_state *s, tsr__pz_hent e)
 {
     size_t i;
@@ -50,6 +51,7 @@ static int tsr__pz_push(tsr__pz_state *s, tsr__pz_hent e)
     return 0;
 }
 
+/* Remove and return the top of a non-empty heap. */
 static tsr__pz_hent tsr__pz_pop(tsr__pz_state *s)
 {
     tsr__pz_hent top = s->heap[0], last = s->heap[--s->nheap];
@@ -66,6 +68,7 @@ static tsr__pz_hent tsr__pz_pop(tsr__pz_state *s)
     return top;
 }
 
+/* The k nearest partners of oriented tile o on side d, ascending. */
 static const tsr__pz_cand *tsr__pz_list(const tsr__pz *pz, int o, int d)
 {
     return pz->list + ((size_t)o * 4 + d) * pz->k;
@@ -91,11 +94,13 @@ static float tsr__pz_second(const tsr__pz *pz, int o, int d)
     return v > 1e-3f ? v : 1e-3f;
 }
 
+/* Whether o2 on side d of o1 is a best-buddy pair (each the other's first choice). */
 static int tsr__pz_is_bb(const tsr__pz *pz, int o1, int d, int o2)
 {
     return pz->k > 0 && tsr__pz_list(pz, o1, d)[0].o == o2 && tsr__pz_list(pz, o2, (d + 2) & 3)[0].o == o1;
 }
 
+/* Whether a board cell is empty and filling it keeps the placed tiles within rows x cols. */
 static int tsr__pz_valid(const tsr__pz_state *s, int cell)
 {
     int y = cell / s->BW, x = cell % s->BW;
@@ -169,6 +174,7 @@ static int tsr__pz_best_for(const tsr__pz_state *s, int cell, tsr__pz_hent *e)
     return found ? 0 : -1;
 }
 
+/* Place oriented tile o in an empty cell: board, used pieces, bounding box. */
 static void tsr__pz_put(tsr__pz_state *s, int cell, int o)
 {
     int p = tsr__pz_piece(s->pz, o), y = cell / s->BW, x = cell % s->BW, at = s->unused_at[p];
@@ -279,6 +285,7 @@ done:
     return st;
 }
 
+/* Contract: see puzzle_core.h (sum of D over the adjacent pairs of a full placement). */
 double tsr__pz_total(const tsr__pz *pz, const int *piece, const unsigned char *rot)
 {
     double t = 0;

@@ -131,6 +131,7 @@ __global__ void tsr__pz_coltopk(const float *__restrict__ C, int r0, int r1, int
     }
 }
 
+/* Mark count list entries empty (infinite dissimilarity, no partner). */
 __global__ void tsr__pz_fill_empty(tsr__pz_cand *l, size_t count)
 {
     size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;

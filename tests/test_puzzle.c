@@ -39,8 +39,9 @@ static int pz_same_image(const tsr_image *a, const tsr_image *b)
     return 1;
 }
 
-/* The benchmark's preparation: enlarge by pixel replication when smaller than W x H, crop the
- * centre to W:H, then area-resize (tsr_resize) to W x H. */
+/* The benchmark's preparation: enlarge by pixel replication (bilinear with
+ * TSR_PUZZLE_BENCH_SMOOTH=1) when smaller than W x H, crop the centre to W:H, then area-resize
+ * (tsr_resize) to W x H. */
 static int pz_prepare(const tsr_image *in, int W, int H, tsr_image *out)
 {
     int f = 1, cw, ch;
@@ -49,9 +50,25 @@ static int pz_prepare(const tsr_image *in, int W, int H, tsr_image *out)
     while (in->width * f < W || in->height * f < H) f++;
     if (tsr_image_create(&big, in->width * f, in->height * f, 3, TSR_U8, TSR_HOST)) return -1;
     for (int y = 0; y < big.height; y++)
-        for (int x = 0; x < big.width; x++)
-            memcpy((char *)big.data + (size_t)y * big.stride + 3 * x,
-                   (char *)in->data + (size_t)(y / f) * in->stride + 3 * (x / f), 3);
+        for (int x = 0; x < big.width; x++) {
+            unsigned char *d = (unsigned char *)big.data + (size_t)y * big.stride + 3 * x;
+            if (f > 1 && getenv("TSR_PUZZLE_BENCH_SMOOTH")) {   /* bilinear enlargement */
+                double sy = (y + 0.5) / f - 0.5, sx = (x + 0.5) / f - 0.5, fy, fx;
+                int y0, x0, y1, x1;
+                sy = sy < 0 ? 0 : sy, sx = sx < 0 ? 0 : sx;
+                y0 = (int)sy, x0 = (int)sx, fy = sy - y0, fx = sx - x0;
+                y1 = y0 + 1 < in->height ? y0 + 1 : y0, x1 = x0 + 1 < in->width ? x0 + 1 : x0;
+                for (int c = 0; c < 3; c++) {
+#define PZ_PX(yy, xx) ((const unsigned char *)in->data)[(size_t)(yy) * in->stride + 3 * (xx) + c]
+                    double v = (1 - fy) * ((1 - fx) * PZ_PX(y0, x0) + fx * PZ_PX(y0, x1)) +
+                               fy * ((1 - fx) * PZ_PX(y1, x0) + fx * PZ_PX(y1, x1));
+#undef PZ_PX
+                    d[c] = (unsigned char)(v + 0.5);
+                }
+            } else {
+                memcpy(d, (char *)in->data + (size_t)(y / f) * in->stride + 3 * (x / f), 3);
+            }
+        }
     cw = big.width, ch = big.height;
     if ((long long)cw * H > (long long)ch * W) cw = (int)((long long)ch * W / H);
     else ch = (int)((long long)cw * H / W);

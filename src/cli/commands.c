@@ -1,5 +1,8 @@
 /* Commands beyond the filter operations. Each lives in its own src/cli/cmd_*.c file. */
 #include "cli.h"
 
+int tsr__cmd_deband(int argc, char **argv, const tsr_cli_common *global);
+
 const tsr_cli_command tsr_cli_commands[] = {
+    {"deband", "reduce banding (f3kdb-compatible) in y4m video and images", tsr__cmd_deband},
     {NULL, NULL, NULL}};

@@ -89,20 +89,22 @@ TSR_DB_FN int tsr__db_value(const tsr__db_plane *P, int src, int r0, int r1, int
     return v < P->lo ? P->lo : v > P->hi ? P->hi : v;
 }
 
-/* 8x8 Bayer matrix, values 0..63. */
-#define TSR__DB_BAYER                                                                                        \
-    {0, 32, 8, 40, 2, 34, 10, 42, 48, 16, 56, 24, 50, 18, 58, 26, 12, 44, 4, 36, 14, 46, 6, 38, 60, 28, 52, 20, \
-     62, 30, 54, 22, 3, 35, 11, 43, 1, 33, 9, 41, 51, 19, 59, 27, 49, 17, 57, 25, 15, 47, 7, 39, 13, 45, 5, 37, \
-     63, 31, 55, 23, 61, 29, 53, 21}
+/* The 8x8 Bayer matrix (0..63) at (x&7, y&7), from its bit-interleaving definition: the bits of
+ * x^y and y, least significant first, become the pairs of the result, most significant first. */
+TSR_DB_FN int tsr__db_bayer(int x, int y)
+{
+    int v = 0, a = (x ^ y) & 7, b = y & 7;
+    for (int k = 0; k < 3; k++) v = (v << 2) | (((a >> k) & 1) << 1) | ((b >> k) & 1);
+    return v;
+}
 
 /* What none and ordered dithering add before truncating to the output depth: none rounds half
  * up (half an output step); ordered adds (b + 1/2)/64 of a step, b the Bayer value at (x&7, y&7). */
 TSR_DB_FN int tsr__db_dither_add(const tsr__db_plane *P, int x, int y)
 {
-    const unsigned char bayer[64] = TSR__DB_BAYER;
     int s = P->out_shift;
     if (P->dither != 1) return (1 << s) >> 1;
-    return ((2 * bayer[(y & 7) * 8 + (x & 7)] + 1) << s) >> 7;
+    return ((2 * tsr__db_bayer(x, y) + 1) << s) >> 7;
 }
 
 /* Truncate v + add to the output depth (a no-op at 16 bits). */

@@ -31,6 +31,12 @@ tsr_status tsr__deband_cuda_pipe_wait(void *state, int k, double *kernel_ms);
 /* Wait for everything and free the streams and buffers (pinned frames included). */
 void tsr__deband_cuda_pipe_close(void *state);
 
+/* Bench only (bench/deband): average milliseconds of the deband kernel(s) of 'kind' alone on
+ * device frames (aos: the packed-pixel kernel after one packing), and of a device-to-device copy
+ * of src into dst (the same bytes in and out), over 'iters' runs each. */
+tsr_status tsr__deband_cuda_time(int kind, const tsr_frame *src, tsr_frame *dst, const tsr__db_plane P[3], int iters,
+                                 double *kernel_ms, double *copy_ms);
+
 #ifdef __cplusplus
 }
 #endif

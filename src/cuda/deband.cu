@@ -479,3 +479,60 @@ extern "C" tsr_status tsr__deband_cuda_pipe_wait(void *state, int k, double *ker
     *kernel_ms = ms;
     return TSR_OK;
 }
+
+/* ---------------------------------------------------------------- bench */
+
+extern "C" tsr_status tsr__deband_cuda_time(int kind, const tsr_frame *src, tsr_frame *dst, const tsr__db_plane P[3],
+                                            int iters, double *kernel_ms, double *copy_ms)
+{
+    tsr__db_scratch sc;
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    float ms = 0;
+    tsr_status s;
+    int wide_in = src->bits > 8, wide_out = dst->bits > 8;
+    memset(&sc, 0, sizeof sc);
+    if (kind && src->chroma != TSR_CHROMA_444) return tsr__fail(TSR_E_UNSUPPORTED, "deband: aos variants need 4:4:4");
+    if (P[0].dither == TSR_DITHER_FLOYD && P[0].out_shift)
+        return tsr__fail(TSR_E_UNSUPPORTED, "deband bench: time without Floyd-Steinberg depth reduction");
+    if ((s = tsr__cuda_status(cudaEventCreate(&e0), "cudaEventCreate")) ||
+        (s = tsr__cuda_status(cudaEventCreate(&e1), "cudaEventCreate")))
+        goto done;
+    if ((s = tsr__db_enqueue(kind, src, dst, P, &sc, 0))) goto done;   /* warm-up; packs the aos input */
+    for (int pass = 0; pass < 2 && !s; pass++) {
+        if ((s = tsr__cuda_status(cudaEventRecord(e0, 0), "cudaEventRecord"))) break;
+        for (int it = 0; it < iters && !s; it++) {
+            if (pass == 1) {
+                s = tsr_frame_copy(src, dst, NULL);   /* same bytes in and out as the kernel */
+            } else if (kind == 0) {
+                for (int i = 0; i < src->nplanes && !s; i++) {
+                    if (wide_in && wide_out)
+                        s = tsr__db_launch_planar<uint16_t, uint16_t>(P[i], src->plane[i], src->stride[i], dst->plane[i], dst->stride[i], NULL, 0);
+                    else if (!wide_in && !wide_out)
+                        s = tsr__db_launch_planar<uint8_t, uint8_t>(P[i], src->plane[i], src->stride[i], dst->plane[i], dst->stride[i], NULL, 0);
+                    else
+                        s = tsr__fail(TSR_E_UNSUPPORTED, "deband bench: same input and output depth only");
+                }
+            } else {
+                dim3 b(TSR_DB_BX, TSR_DB_BY), g(tsr__div_up((unsigned)P[0].w, TSR_DB_BX), tsr__div_up((unsigned)P[0].h, TSR_DB_BY));
+                if (kind == 1) {
+                    if (P[0].sample_mode == 1) tsr__db_aos_kernel<3, 1><<<g, b>>>(P[0], P[1], P[2], sc.aos_in, sc.aos_out);
+                    else tsr__db_aos_kernel<3, 2><<<g, b>>>(P[0], P[1], P[2], sc.aos_in, sc.aos_out);
+                } else {
+                    if (P[0].sample_mode == 1) tsr__db_aos_kernel<4, 1><<<g, b>>>(P[0], P[1], P[2], sc.aos_in, sc.aos_out);
+                    else tsr__db_aos_kernel<4, 2><<<g, b>>>(P[0], P[1], P[2], sc.aos_in, sc.aos_out);
+                }
+                s = TSR_CUDA_LAUNCHED("deband: aos kernel");
+            }
+        }
+        if (!s) s = tsr__cuda_status(cudaEventRecord(e1, 0), "cudaEventRecord");
+        if (!s) s = tsr__cuda_status(cudaEventSynchronize(e1), "cudaEventSynchronize");
+        if (!s) s = tsr__cuda_status(cudaEventElapsedTime(&ms, e0, e1), "cudaEventElapsedTime");
+        if (!s) *(pass ? copy_ms : kernel_ms) = ms / iters;
+    }
+done:
+    cudaDeviceSynchronize();
+    tsr__db_scratch_free(&sc);
+    if (e0) cudaEventDestroy(e0);
+    if (e1) cudaEventDestroy(e1);
+    return s;
+}

@@ -105,5 +105,14 @@ if "$T" --quiet deband --progress "$D/a8.y4m" "$D/p.y4m" 2>&1 | grep -q 'deband:
 if "$T" --backend cpu deband "$D/a8.y4m" "$D/b.y4m" 2>&1 | grep -q "deband ran on cpu (variant 'fast'"; then ok
 else bad "backend line"; fi
 
+# 10. images: RGB and gray PNG, 8-bit and 16-bit output, backends agree
+if "$T" --quiet deband tests/data/deband/coffee.png "$D/c.png" && "$T" info "$D/c.png" | grep -q 'png 600x400, 3 channels, 8-bit' &&
+   "$T" --quiet deband --output-depth 16 tests/data/deband/coffee.png "$D/c16.png" &&
+   "$T" info "$D/c16.png" | grep -q '3 channels, 16-bit'; then ok; else bad "PNG deband"; fi
+"$T" --quiet --backend cpu --variant reference deband tests/data/deband/coffee.png "$D/cr.png"
+if cmp -s "$D/c.png" "$D/cr.png" || ! "$T" --quiet --backend cpu deband tests/data/deband/coffee.png "$D/cf.png" ||
+   cmp -s "$D/cf.png" "$D/cr.png"; then ok; else bad "PNG: fast and reference differ"; fi
+check_err 3 "" "$T" --quiet deband tests/test_deband_cli.sh "$D/x.png"
+
 echo "deband-cli: $pass passed, $fail failed, $skip skipped"
 [[ $fail == 0 ]]

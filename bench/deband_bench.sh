@@ -19,7 +19,7 @@ W=3840 H=2160
 
 # The helper, linked against the library as built (CUDA or not).
 tool=$TMPD/deband_tool
-if nm "$BUILD/libtessera.a" 2>/dev/null | grep -q ' T tsr__deband_cuda_time'; then
+if ar t "$BUILD/libtessera.a" 2>/dev/null | grep -qx device.o; then   # a CUDA build
     nvcc_path=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
     cuda_home=${nvcc_path%/bin/nvcc}
     cc -O2 -std=c11 -D_GNU_SOURCE -DTSR_HAVE_CUDA=1 -Iinclude -c bench/deband/deband_tool.c -o "$TMPD/tool.o"

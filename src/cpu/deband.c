@@ -257,18 +257,48 @@ struct tsr__db_job {
     const tsr__db_plane *P;
     uint16_t *tmp[3];      /* Floyd-Steinberg: the 16-bit values of each plane */
     int rows[4];           /* prefix sums of the planes' heights */
+    int failed;            /* a worker could not allocate its row buffers */
 };
 
-/* The 16-bit values of row y of plane i into v[0..w). Specialised on the input width. */
+/* A worker's row buffers: values, offset random words, grain. */
+struct tsr__db_rowbuf {
+    uint16_t *v;
+    uint32_t *r;
+    int32_t *g;
+};
+
+static int tsr__db_rowbuf_alloc(struct tsr__db_rowbuf *b, int w)
+{
+    b->v = malloc((size_t)w * sizeof *b->v);
+    b->r = malloc((size_t)w * sizeof *b->r);
+    b->g = malloc((size_t)w * sizeof *b->g);
+    return b->v && b->r && b->g;
+}
+
+static void tsr__db_rowbuf_free(struct tsr__db_rowbuf *b) { free(b->v), free(b->r), free(b->g); }
+
+/* The 16-bit values of row y of plane i into b->v[0..w), in three passes so that the hashing
+ * vectorises (AVX2 where available): offset words, grain, then references and decisions. */
 #define TSR__DB_ROW(T)                                                                                           \
-    static void tsr__db_row_##T(const tsr__db_plane *q, const T *base, size_t pitch, int y, uint16_t *v)      \
+    __attribute__((target_clones("avx2", "default"))) static void tsr__db_row_##T(                             \
+        const tsr__db_plane *q, const T *base, size_t pitch, int y, const struct tsr__db_rowbuf *b)             \
     {                                                                                                            \
         uint32_t orow = tsr__db_rowkey(q->off_key, y), grow = tsr__db_rowkey(q->grain_key, y);                   \
         const T *row = base + (size_t)y * pitch;                                                                 \
-        int sh = q->in_shift;                                                                                    \
-        for (int x = 0; x < q->w; x++) {                                                                         \
+        int sh = q->in_shift, w = q->w, G = q->grain;                                                            \
+        uint32_t *restrict rb = b->r;                                                                            \
+        int32_t *restrict gb = b->g;                                                                             \
+        uint16_t *restrict v = b->v;                                                                             \
+        for (int x = 0; x < w; x++) rb[x] = tsr__db_rand(orow, x);                                               \
+        if (G) {                                                                                                 \
+            uint32_t n = 2u * (uint32_t)G + 1u;                                                                  \
+            for (int x = 0; x < w; x++) gb[x] = (int32_t)(((tsr__db_rand(grow, x) & 0xffffu) * n) >> 16) - G;    \
+        } else {                                                                                                 \
+            memset(gb, 0, (size_t)w * sizeof *gb);                                                               \
+        }                                                                                                        \
+        for (int x = 0; x < w; x++) {                                                                            \
             int dx, dy, s0 = row[x] << sh, r0, r1, r2 = 0, r3 = 0;                                               \
-            tsr__db_offsets(q, orow, x, y, &dx, &dy);                                                            \
+            tsr__db_offsets_r(q, rb[x], x, y, &dx, &dy);                                                         \
             if (q->sample_mode == 1) {                                                                           \
                 r0 = row[x - (ptrdiff_t)dy * (ptrdiff_t)pitch] << sh;                                            \
                 r1 = row[x + (ptrdiff_t)dy * (ptrdiff_t)pitch] << sh;                                            \
@@ -278,18 +308,18 @@ struct tsr__db_job {
                 r2 = row[x + dy - (ptrdiff_t)dx * (ptrdiff_t)pitch] << sh;                                       \
                 r3 = row[x - dy + (ptrdiff_t)dx * (ptrdiff_t)pitch] << sh;                                       \
             }                                                                                                    \
-            v[x] = (uint16_t)tsr__db_value(q, s0, r0, r1, r2, r3, tsr__db_grain(q, grow, x));                   \
+            v[x] = (uint16_t)tsr__db_value(q, s0, r0, r1, r2, r3, gb[x]);                                       \
         }                                                                                                        \
     }
 TSR__DB_ROW(uint8_t)
 TSR__DB_ROW(uint16_t)
 
-/* Row values of plane i, row y, whatever the input width. */
-static void tsr__db_row(const struct tsr__db_job *j, int i, int y, uint16_t *v)
+/* Row values of plane i, row y, whatever the input width, into b->v. */
+static void tsr__db_row(const struct tsr__db_job *j, int i, int y, const struct tsr__db_rowbuf *b)
 {
     const tsr_frame *s = j->src;
-    if (s->bits > 8) tsr__db_row_uint16_t(&j->P[i], s->plane[i], s->stride[i] / 2, y, v);
-    else tsr__db_row_uint8_t(&j->P[i], s->plane[i], s->stride[i], y, v);
+    if (s->bits > 8) tsr__db_row_uint16_t(&j->P[i], s->plane[i], s->stride[i] / 2, y, b);
+    else tsr__db_row_uint8_t(&j->P[i], s->plane[i], s->stride[i], y, b);
 }
 
 /* Global row index r (over all planes) -> plane and row. */
@@ -303,15 +333,20 @@ static void tsr__db_split(const struct tsr__db_job *j, int r, int *i, int *y)
 /* Rows [r0, r1) of all planes, values and none/ordered dithering fused. */
 static void tsr__db_rows_direct(void *ctx, int r0, int r1)
 {
-    const struct tsr__db_job *j = ctx;
-    uint16_t *v = malloc((size_t)j->src->width * sizeof *v);
-    if (!v) return;   /* cannot happen for the sizes admitted; the caller checked memory first */
+    struct tsr__db_job *j = ctx;
+    struct tsr__db_rowbuf b;
+    if (!tsr__db_rowbuf_alloc(&b, j->src->width)) {
+        __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+        tsr__db_rowbuf_free(&b);
+        return;
+    }
     for (int r = r0; r < r1; r++) {
         int i, y;
         const tsr__db_plane *q;
+        const uint16_t *v = b.v;
         tsr__db_split(j, r, &i, &y);
         q = &j->P[i];
-        tsr__db_row(j, i, y, v);
+        tsr__db_row(j, i, y, &b);
         if (j->dst->bits > 8) {
             uint16_t *d = (uint16_t *)((char *)j->dst->plane[i] + (size_t)y * j->dst->stride[i]);
             if (!q->out_shift) memcpy(d, v, (size_t)q->w * 2);
@@ -322,18 +357,29 @@ static void tsr__db_rows_direct(void *ctx, int r0, int r1)
             for (int x = 0; x < q->w; x++) d[x] = (uint8_t)tsr__db_quant(q, v[x], tsr__db_dither_add(q, x, y));
         }
     }
-    free(v);
+    tsr__db_rowbuf_free(&b);
 }
 
 /* Rows [r0, r1) of all planes: values into the Floyd-Steinberg buffers. */
 static void tsr__db_rows_values(void *ctx, int r0, int r1)
 {
-    const struct tsr__db_job *j = ctx;
+    struct tsr__db_job *j = ctx;
+    struct tsr__db_rowbuf b;
+    uint16_t *own;
+    if (!tsr__db_rowbuf_alloc(&b, j->src->width)) {
+        __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+        tsr__db_rowbuf_free(&b);
+        return;
+    }
+    own = b.v;
     for (int r = r0; r < r1; r++) {
         int i, y;
         tsr__db_split(j, r, &i, &y);
-        tsr__db_row(j, i, y, j->tmp[i] + (size_t)y * j->P[i].w);
+        b.v = j->tmp[i] + (size_t)y * j->P[i].w;   /* straight into the plane's value buffer */
+        tsr__db_row(j, i, y, &b);
     }
+    b.v = own;
+    tsr__db_rowbuf_free(&b);
 }
 
 /* Floyd-Steinberg of planes [i0, i1), in the reference's order. */
@@ -343,7 +389,10 @@ static void tsr__db_planes_fs(void *ctx, int i0, int i1)
     for (int i = i0; i < i1; i++) {
         const tsr__db_plane *q = &j->P[i];
         int *e = calloc(2 * ((size_t)q->w + 2), sizeof *e), *cur = e, *nxt = e + q->w + 2;
-        if (!e) return;
+        if (!e) {
+            __atomic_store_n(&((struct tsr__db_job *)ctx)->failed, 1, __ATOMIC_RELAXED);
+            return;
+        }
         for (int y = 0; y < q->h; y++) {
             const uint16_t *v = j->tmp[i] + (size_t)y * q->w;
             for (int x = 0; x < q->w; x++) {
@@ -373,11 +422,6 @@ static tsr_status tsr__deband_fast(const tsr_frame *src, tsr_frame *dst, const t
     memset(&j, 0, sizeof j);
     j.src = src, j.dst = dst, j.P = P;
     for (int i = 0; i < 3; i++) j.rows[i + 1] = j.rows[i] + (i < src->nplanes ? P[i].h : 0);
-    {   /* the workers' row buffers are small; make sure one can be had before fanning out */
-        void *probe = malloc((size_t)src->width * 2);
-        if (!probe) return tsr__fail(TSR_E_NOMEM, "deband: out of memory");
-        free(probe);
-    }
     if (P[0].dither == TSR_DITHER_FLOYD && P[0].out_shift) {
         tsr_status s = TSR_OK;
         for (int i = 0; i < src->nplanes && !s; i++) {
@@ -387,13 +431,14 @@ static tsr_status tsr__deband_fast(const tsr_frame *src, tsr_frame *dst, const t
         }
         if (!s) {
             tsr__parallel_for(j.rows[3], 16, threads, tsr__db_rows_values, &j);
-            tsr__parallel_for(src->nplanes, 1, threads, tsr__db_planes_fs, &j);
+            if (!j.failed) tsr__parallel_for(src->nplanes, 1, threads, tsr__db_planes_fs, &j);
+            if (j.failed) s = tsr__fail(TSR_E_NOMEM, "deband: out of memory for row buffers");
         }
         for (int i = 0; i < 3; i++) free(j.tmp[i]);
         return s;
     }
     tsr__parallel_for(j.rows[3], 16, threads, tsr__db_rows_direct, &j);
-    return TSR_OK;
+    return j.failed ? tsr__fail(TSR_E_NOMEM, "deband: out of memory for row buffers") : TSR_OK;
 }
 
 /* ---------------------------------------------------------------- variants and dispatch */

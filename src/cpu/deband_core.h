@@ -46,12 +46,11 @@ TSR_DB_FN int tsr__db_pick(uint32_t r16, int n) { return (int)((r16 * (uint32_t)
 TSR_DB_FN int tsr__db_min(int a, int b) { return a < b ? a : b; }
 TSR_DB_FN int tsr__db_abs(int a) { return a < 0 ? -a : a; }
 
-/* Reference offsets of pixel (x, y): the distance limit shrinks near the borders so every
+/* Reference offsets of pixel (x, y) from its random word r: the distance limit shrinks near the borders so every
  * reference lies inside the plane. sample_mode 1 uses (0, +-dy); mode 2 uses the cross
  * (x+dx, y+dy), (x-dx, y-dy), (x+dy, y-dx), (x-dy, y+dx). */
-TSR_DB_FN void tsr__db_offsets(const tsr__db_plane *P, uint32_t offrow, int x, int y, int *dx, int *dy)
+TSR_DB_FN void tsr__db_offsets_r(const tsr__db_plane *P, uint32_t r, int x, int y, int *dx, int *dy)
 {
-    uint32_t r = tsr__db_rand(offrow, x);
     int lim = tsr__db_min(P->range, tsr__db_min(y, P->h - 1 - y));
     if (P->sample_mode == 1) {
         *dx = 0;
@@ -61,6 +60,12 @@ TSR_DB_FN void tsr__db_offsets(const tsr__db_plane *P, uint32_t offrow, int x, i
         *dx = tsr__db_pick(r & 0xffffu, 2 * lim + 1) - lim;
         *dy = tsr__db_pick(r >> 16, 2 * lim + 1) - lim;
     }
+}
+
+/* The same from the row key: the pixel's random word is tsr__db_rand(offrow, x). */
+TSR_DB_FN void tsr__db_offsets(const tsr__db_plane *P, uint32_t offrow, int x, int y, int *dx, int *dy)
+{
+    tsr__db_offsets_r(P, tsr__db_rand(offrow, x), x, y, dx, dy);
 }
 
 /* Grain of pixel x in [-grain, grain] (16-bit units). */

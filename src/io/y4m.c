@@ -180,24 +180,26 @@ tsr_status tsr_y4m_read_frame(FILE *f, const tsr_y4m_info *info, tsr_frame *fram
         int pw = tsr_frame_plane_width(info->width, info->chroma, p);
         int ph = tsr_frame_plane_height(info->height, info->chroma, p);
         size_t row = (size_t)pw * (info->bits > 8 ? 2 : 1);
-        for (int y = 0; y < ph; y++) {
+        /* Contiguous rows (the usual case: strides are rows rounded to 64 bytes) are one read. */
+        int whole = frame->stride[p] == row;
+        for (int y = 0; y < ph; y += whole ? ph : 1) {
             unsigned char *d = (unsigned char *)frame->plane[p] + (size_t)y * frame->stride[p];
-            size_t k = fread(d, 1, row, f);
+            size_t len = whole ? row * (size_t)ph : row, k = fread(d, 1, len, f);
             got += k;
-            if (k != row) {
+            if (k != len) {
                 if (ferror(f)) return tsr__fail(TSR_E_IO, "frame %d: read error: %s", frame_number, strerror(errno));
                 return tsr__fail(TSR_E_FORMAT, "frame %d: truncated (%zu of %zu bytes)", frame_number, got, want);
             }
             if (info->bits > 8) {
                 uint16_t *s = (uint16_t *)d;
                 uint16_t maxv = (uint16_t)((1u << info->bits) - 1);
+                size_t n = len / 2;
                 if (!tsr__little_endian())
-                    for (int x = 0; x < pw; x++) s[x] = (uint16_t)(d[2 * x] | d[2 * x + 1] << 8);
+                    for (size_t x = 0; x < n; x++) s[x] = (uint16_t)(d[2 * x] | d[2 * x + 1] << 8);
                 /* Out-of-range samples (e.g. 10-bit streams with stray high bits) are clamped so
                  * that every backend sees the same values. */
                 if (info->bits < 16)
-                    for (int x = 0; x < pw; x++)
-                        if (s[x] > maxv) s[x] = maxv;
+                    for (size_t x = 0; x < n; x++) s[x] = s[x] > maxv ? maxv : s[x];
             }
         }
     }
@@ -241,6 +243,11 @@ tsr_status tsr_y4m_write_frame(FILE *f, const tsr_frame *frame)
         int pw = tsr_frame_plane_width(frame->width, frame->chroma, p);
         int ph = tsr_frame_plane_height(frame->height, frame->chroma, p);
         size_t row = (size_t)pw * (frame->bits > 8 ? 2 : 1);
+        if (frame->stride[p] == row && (frame->bits == 8 || tsr__little_endian())) {   /* one write */
+            size_t len = row * (size_t)ph;
+            if (fwrite(frame->plane[p], 1, len, f) != len) goto fail;
+            continue;
+        }
         for (int y = 0; y < ph; y++) {
             const unsigned char *s = (const unsigned char *)frame->plane[p] + (size_t)y * frame->stride[p];
             if (frame->bits > 8 && !tsr__little_endian()) {

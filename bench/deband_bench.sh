@@ -3,6 +3,7 @@
 #   bench/deband_bench.sh [all|quality|gpu|cpu]
 # Environment: BUILD (default build: its libtessera.a and tessera), TESSERA (the CLI to time),
 # FRAMES (4K frames through the pipe, default 24), CPU_FRAMES (default 8), THREADS (default nproc),
+# REPEAT (CPU runs per program, the best counts; default 3),
 # BENCH_TMP (where the 4K test stream is written, default /tmp).
 # 'quality' and the FFmpeg comparison need ffmpeg (Debian's: apt-get install -y ffmpeg).
 set -euo pipefail
@@ -13,6 +14,7 @@ TESSERA=${TESSERA:-$BUILD/tessera}
 FRAMES=${FRAMES:-24}
 CPU_FRAMES=${CPU_FRAMES:-8}
 THREADS=${THREADS:-$(nproc)}
+REPEAT=${REPEAT:-3}
 TMPD=$(mktemp -d "${BENCH_TMP:-/tmp}/deband-bench.XXXXXX")
 trap 'rm -rf "$TMPD"' EXIT
 W=3840 H=2160
@@ -93,26 +95,32 @@ if [[ $what == all || $what == cpu ]]; then
     n=$CPU_FRAMES
     head -c "$(( $(head -1 "$TMPD/uhd16.y4m" | wc -c) + n * (6 + W * H * 3) ))" "$TMPD/uhd16.y4m" > "$TMPD/cpu.y4m"
     echo "## CPU: $n frames 3840x2160 4:2:0 16-bit, $THREADS threads, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
-    t0=$(now)
-    "$TESSERA" --backend cpu --threads "$THREADS" --quiet deband "$TMPD/cpu.y4m" - > /dev/null
-    t1=$(now)
-    echo "tessera deband (cpu, fast): $(calc "$n / ($t1 - $t0)") fps"
-    t0=$(now)
-    "$TESSERA" --backend cpu --threads "$THREADS" --quiet deband --sample-mode 1 "$TMPD/cpu.y4m" - > /dev/null
-    t1=$(now)
-    echo "tessera deband (cpu, fast, --sample-mode 1): $(calc "$n / ($t1 - $t0)") fps"
-    if command -v ffmpeg >/dev/null; then
-        t0=$(now)
-        ffmpeg -v error -threads "$THREADS" -filter_threads "$THREADS" -f yuv4mpegpipe -i "$TMPD/cpu.y4m" \
-            -vf deband -f yuv4mpegpipe -strict -1 - > /dev/null
-        t1=$(now)
-        echo "ffmpeg -vf deband (defaults: range 16, 4 references, blur): $(calc "$n / ($t1 - $t0)") fps" \
+    echo "## (each the best of $REPEAT runs, alternating, so that both see the same machine load)"
+    declare -A best
+    for ((rep = 0; rep < REPEAT; rep++)); do
+        for k in tessera tessera-mode1 ffmpeg ffmpeg-copy; do
+            case $k in
+            tessera) cmd=("$TESSERA" --backend cpu --threads "$THREADS" --quiet deband "$TMPD/cpu.y4m" -) ;;
+            tessera-mode1) cmd=("$TESSERA" --backend cpu --threads "$THREADS" --quiet deband --sample-mode 1 "$TMPD/cpu.y4m" -) ;;
+            ffmpeg) cmd=(ffmpeg -v error -threads "$THREADS" -filter_threads "$THREADS" -f yuv4mpegpipe -i "$TMPD/cpu.y4m"
+                         -vf deband -f yuv4mpegpipe -strict -1 -) ;;
+            ffmpeg-copy) cmd=(ffmpeg -v error -threads "$THREADS" -filter_threads "$THREADS" -f yuv4mpegpipe -i "$TMPD/cpu.y4m"
+                              -f yuv4mpegpipe -strict -1 -) ;;
+            esac
+            [[ $k == ffmpeg* ]] && ! command -v ffmpeg > /dev/null && continue
+            t0=$(now)
+            "${cmd[@]}" > /dev/null
+            t1=$(now)
+            t=$(calc "$t1 - $t0")
+            if [[ -z ${best[$k]:-} ]] || awk "BEGIN { exit !($t < ${best[$k]}) }"; then best[$k]=$t; fi
+        done
+    done
+    echo "tessera deband (cpu, fast): $(calc "$n / ${best[tessera]}") fps"
+    echo "tessera deband (cpu, fast, --sample-mode 1): $(calc "$n / ${best[tessera-mode1]}") fps"
+    if [[ -n ${best[ffmpeg]:-} ]]; then
+        echo "ffmpeg -vf deband (defaults: range 16, 4 references, blur): $(calc "$n / ${best[ffmpeg]}") fps" \
              "($(ffmpeg -version | head -1 | cut -d' ' -f1-3))"
-        t0=$(now)
-        ffmpeg -v error -threads "$THREADS" -filter_threads "$THREADS" -f yuv4mpegpipe -i "$TMPD/cpu.y4m" \
-            -f yuv4mpegpipe -strict -1 - > /dev/null
-        t1=$(now)
-        echo "ffmpeg without a filter (its read+write alone): $(calc "$n / ($t1 - $t0)") fps"
+        echo "ffmpeg without a filter (its read+write alone): $(calc "$n / ${best[ffmpeg-copy]}") fps"
     else
         echo "ffmpeg missing: no comparison"
     fi

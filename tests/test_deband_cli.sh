@@ -4,7 +4,7 @@
 # Prints "deband-cli: N passed, N failed, N skipped" last; exits non-zero on failure.
 set -u
 cd "$(dirname "$0")/.."
-T=${TESSERA:-build/tessera}
+T=${TESSERA:-${TSR_BIN:-build/tessera}}
 pass=0 fail=0 skip=0
 D=$(mktemp -d)
 trap 'rm -rf "$D"' EXIT

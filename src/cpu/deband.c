@@ -283,9 +283,11 @@ static void tsr__db_rowbuf_free(struct tsr__db_rowbuf *b) { free(b->v), free(b->
     __attribute__((target_clones("avx2", "default"))) static void tsr__db_row_##T(                             \
         const tsr__db_plane *q, const T *base, size_t pitch, int y, const struct tsr__db_rowbuf *b)             \
     {                                                                                                            \
-        uint32_t orow = tsr__db_rowkey(q->off_key, y), grow = tsr__db_rowkey(q->grain_key, y);                   \
+        tsr__db_plane P = *q; /* a local copy: its fields are loop invariants */                                \
+        uint32_t orow = tsr__db_rowkey(P.off_key, y), grow = tsr__db_rowkey(P.grain_key, y);                     \
         const T *row = base + (size_t)y * pitch;                                                                 \
-        int sh = q->in_shift, w = q->w, G = q->grain;                                                            \
+        const ptrdiff_t ps = (ptrdiff_t)pitch;                                                                   \
+        int sh = P.in_shift, w = P.w, G = P.grain;                                                               \
         uint32_t *restrict rb = b->r;                                                                            \
         int32_t *restrict gb = b->g;                                                                             \
         uint16_t *restrict v = b->v;                                                                             \
@@ -296,19 +298,23 @@ static void tsr__db_rowbuf_free(struct tsr__db_rowbuf *b) { free(b->v), free(b->
         } else {                                                                                                 \
             memset(gb, 0, (size_t)w * sizeof *gb);                                                               \
         }                                                                                                        \
-        for (int x = 0; x < w; x++) {                                                                            \
-            int dx, dy, s0 = row[x] << sh, r0, r1, r2 = 0, r3 = 0;                                               \
-            tsr__db_offsets_r(q, rb[x], x, y, &dx, &dy);                                                         \
-            if (q->sample_mode == 1) {                                                                           \
-                r0 = row[x - (ptrdiff_t)dy * (ptrdiff_t)pitch] << sh;                                            \
-                r1 = row[x + (ptrdiff_t)dy * (ptrdiff_t)pitch] << sh;                                            \
-            } else {                                                                                             \
-                r0 = row[x + dx + (ptrdiff_t)dy * (ptrdiff_t)pitch] << sh;                                       \
-                r1 = row[x - dx - (ptrdiff_t)dy * (ptrdiff_t)pitch] << sh;                                       \
-                r2 = row[x + dy - (ptrdiff_t)dx * (ptrdiff_t)pitch] << sh;                                       \
-                r3 = row[x - dy + (ptrdiff_t)dx * (ptrdiff_t)pitch] << sh;                                       \
+        if (P.sample_mode == 1) {                                                                                \
+            P.sample_mode = 1;                                                                                   \
+            for (int x = 0; x < w; x++) {                                                                        \
+                int dx, dy;                                                                                      \
+                const T *c = row + x;                                                                            \
+                tsr__db_offsets_r(&P, rb[x], x, y, &dx, &dy);                                                    \
+                v[x] = (uint16_t)tsr__db_value(&P, c[0] << sh, c[-dy * ps] << sh, c[dy * ps] << sh, 0, 0, gb[x]); \
             }                                                                                                    \
-            v[x] = (uint16_t)tsr__db_value(q, s0, r0, r1, r2, r3, gb[x]);                                       \
+        } else {                                                                                                 \
+            P.sample_mode = 2;                                                                                   \
+            for (int x = 0; x < w; x++) {                                                                        \
+                int dx, dy;                                                                                      \
+                const T *c = row + x;                                                                            \
+                tsr__db_offsets_r(&P, rb[x], x, y, &dx, &dy);                                                    \
+                v[x] = (uint16_t)tsr__db_value(&P, c[0] << sh, c[dx + dy * ps] << sh, c[-dx - dy * ps] << sh,    \
+                                               c[dy - dx * ps] << sh, c[-dy + dx * ps] << sh, gb[x]);            \
+            }                                                                                                    \
         }                                                                                                        \
     }
 TSR__DB_ROW(uint8_t)

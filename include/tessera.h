@@ -308,7 +308,9 @@ const tsr_deband_variant_info *tsr_deband_choose(const tsr_exec *ex, tsr_memory 
 
 /* Deband one frame. frame_index feeds dynamic grain. dst: if dst->plane[0] is NULL a frame of
  * the output depth is allocated (in src's memory) on success; otherwise it must have src's shape
- * and bits == output depth. Device frames run asynchronously on ex->stream. */
+ * and bits == output depth. Device frames run asynchronously on ex->stream, except that with
+ * Floyd-Steinberg depth reduction or an aos variant the call waits for the stream (it frees its
+ * scratch memory); tsr_deband_pipe keeps its scratch and never waits needlessly. */
 tsr_status tsr_deband_frame(const tsr_frame *src, tsr_frame *dst, const tsr_deband_params *p, int frame_index,
                             const tsr_exec *ex);
 /* Deband a gray or RGB image (8 or 16 bits; an alpha channel is copied unchanged). Every colour

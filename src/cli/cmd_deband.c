@@ -231,6 +231,12 @@ int tsr__cmd_deband(int argc, char **argv, const tsr_cli_common *global)
     if (c.help) {
         tsr_cli_print_help(stdout, "deband", "IN OUT", "Reduce banding (f3kdb-compatible) in y4m video or images",
                            tsr__deband_help, table, n);
+        printf("\nvariants (--variant NAME or TSR_VARIANT_DEBAND):\n");
+        for (int i = 0; i < tsr_deband_variant_count(); i++) {
+            const tsr_deband_variant_info *v = tsr_deband_variant_at(i);
+            printf("  %-4s %-10s %-10s %s\n", tsr_backend_name(v->backend), v->name,
+                   v->is_reference ? "reference" : v->is_default ? "default" : "", v->help);
+        }
         return 0;
     }
     if (npos != 2) {

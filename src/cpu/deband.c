@@ -505,8 +505,9 @@ static const tsr_deband_variant_info *tsr__db_choose(const tsr_exec *ex, tsr_mem
             }
             return v;
         }
-        *st = tsr__fail(TSR_E_ARG, "deband: no %svariant named '%s' (see 'tessera list'; CUDA variants need a CUDA build)",
-                  asked == TSR_BACKEND_CPU ? "cpu " : asked == TSR_BACKEND_CUDA ? "cuda " : "", name);
+        *st = tsr__fail(TSR_E_ARG, "deband: no %svariant named '%s' (cpu: reference, fast; cuda: planar, aos3, aos4%s)",
+                  asked == TSR_BACKEND_CPU ? "cpu " : asked == TSR_BACKEND_CUDA ? "cuda " : "", name,
+                  tsr_cuda_compiled() ? "" : ", not in this build");
         return NULL;
     }
     b = tsr_resolve_backend(ex, memory);

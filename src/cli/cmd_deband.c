@@ -58,6 +58,7 @@ typedef struct tsr__out {
     const char *path;
 } tsr__out;
 
+/* Open OUT: stdout for "-", else a temporary file beside it (made 0666 & ~umask). */
 static tsr_status tsr__out_open(tsr__out *o, const char *path)
 {
     const char *slash = strrchr(path, '/');
@@ -215,6 +216,7 @@ static int tsr__deband_picture(const tsr__deband_cli *o, tsr_cli_common *c, cons
     return 0;
 }
 
+/* The command: parse the options from the parameter table, then stream or image by IN's contents. */
 int tsr__cmd_deband(int argc, char **argv, const tsr_cli_common *global)
 {
     tsr_cli_common c = *global;

@@ -36,6 +36,7 @@ const tsr_param tsr_deband_param_table[] = {
 };
 const int tsr_deband_param_count = (int)(sizeof tsr_deband_param_table / sizeof tsr_deband_param_table[0]);
 
+/* Public functions below are documented in include/tessera.h. */
 void tsr_deband_defaults(tsr_deband_params *p)
 {
     memset(p, 0, sizeof *p);
@@ -183,6 +184,7 @@ static inline int tsr__db_at(const void *plane, size_t stride, int wide, int shi
     return (wide ? ((const uint16_t *)row)[x] : ((const uint8_t *)row)[x]) << shift;
 }
 
+/* Store v into sample (x, y) of a host plane (8-bit or 16-bit samples). */
 static inline void tsr__db_put(void *plane, size_t stride, int wide, int x, int y, int v)
 {
     char *row = (char *)plane + (size_t)y * stride;
@@ -267,6 +269,7 @@ struct tsr__db_rowbuf {
     int32_t *g;
 };
 
+/* Allocate a worker's row buffers for rows of w pixels; 0 when any allocation failed. */
 static int tsr__db_rowbuf_alloc(struct tsr__db_rowbuf *b, int w)
 {
     b->v = malloc((size_t)w * sizeof *b->v);
@@ -275,6 +278,7 @@ static int tsr__db_rowbuf_alloc(struct tsr__db_rowbuf *b, int w)
     return b->v && b->r && b->g;
 }
 
+/* Release a worker's row buffers (any of them may be NULL). */
 static void tsr__db_rowbuf_free(struct tsr__db_rowbuf *b) { free(b->v), free(b->r), free(b->g); }
 
 /* The 16-bit values of row y of plane i into b->v[0..w), in three passes so that the hashing

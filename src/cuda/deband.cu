@@ -70,6 +70,7 @@ static tsr_status tsr__db_scratch_reserve(tsr__db_scratch *sc, const tsr__db_pla
     return TSR_OK;
 }
 
+/* Free all scratch buffers (after the work using them has finished) and zero *sc. */
 static void tsr__db_scratch_free(tsr__db_scratch *sc)
 {
     cudaFree(sc->vals);
@@ -115,7 +116,7 @@ __global__ void __launch_bounds__(TSR_DB_BX *TSR_DB_BY)
     }
 }
 
-/* Launch the planar kernel for one plane with the right instantiation. */
+/* Launch the planar kernel for one plane with the right instantiation (vals: FS values or NULL). */
 template <typename Tin, typename Tout>
 static tsr_status tsr__db_launch_planar(const tsr__db_plane &P, const void *src, size_t spitch, void *dst,
                                         size_t dpitch, uint16_t *vals, cudaStream_t st)
@@ -357,6 +358,7 @@ static tsr_status tsr__db_enqueue(int kind, const tsr_frame *src, tsr_frame *dst
     return TSR_OK;
 }
 
+/* One frame on device memory (contract in deband_int.h). */
 extern "C" tsr_status tsr__deband_cuda_run(int kind, const tsr_frame *src, tsr_frame *dst, const tsr__db_plane P[3],
                                            void *stream)
 {
@@ -405,6 +407,7 @@ static tsr_status tsr__db_pinned(tsr_frame *f, int width, int height, int chroma
     return TSR_OK;
 }
 
+/* Free a pinned frame from tsr__db_pinned and zero it. */
 static void tsr__db_pinned_free(tsr_frame *f)
 {
     for (int p = 0; p < 3; p++)
@@ -412,6 +415,7 @@ static void tsr__db_pinned_free(tsr_frame *f)
     memset(f, 0, sizeof *f);
 }
 
+/* The pipe functions: contracts in deband_int.h. */
 extern "C" void tsr__deband_cuda_pipe_close(void *state)
 {
     tsr__db_cuda_pipe *c = (tsr__db_cuda_pipe *)state;
@@ -482,6 +486,7 @@ extern "C" tsr_status tsr__deband_cuda_pipe_wait(void *state, int k, double *ker
 
 /* ---------------------------------------------------------------- bench */
 
+/* Bench timing of one variant's kernel(s) and of a copy (contract in deband_int.h). */
 extern "C" tsr_status tsr__deband_cuda_time(int kind, const tsr_frame *src, tsr_frame *dst, const tsr__db_plane P[3],
                                             int iters, double *kernel_ms, double *copy_ms)
 {

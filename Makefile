@@ -36,10 +36,28 @@ CORE_SRC += src/core/nocuda.c
 LINK     := $(CC)
 endif
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o) $(CU_OBJ)
+
+# The viewer ('tessera view', src/view) needs OpenGL, EGL and X11 headers and libraries. It is
+# linked into build/tessera and the tests only, and left out (VIEW=0) where they are missing.
+ifeq ($(origin VIEW),undefined)
+VIEW    := $(shell printf '\043include <GL/gl.h>\n\043include <EGL/egl.h>\n\043include <X11/Xlib.h>\nint main(void){return 0;}\n' | \
+             $(CC) -x c - -o /dev/null -lOpenGL -lEGL -lX11 >/dev/null 2>&1 && echo 1 || echo 0)
+endif
+ifeq ($(VIEW),1)
+VIEW_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard src/view/*.c)) \
+            $(if $(CU_OBJ),$(patsubst %.cu,$(BUILD)/obj/%.o,$(wildcard src/view/*.cu)))
+VIEW_LIBS := -lOpenGL -lEGL -lX11
+ALLCFLAGS += -DTSR_HAVE_VIEW=1
+endif
 HEADERS  := $(wildcard include/*.h src/*/*.h src/*/*.cuh)
 
 .PHONY: all deps demo test test-fast bench clean
 all: $(BUILD)/tessera $(BUILD)/libtessera.a
+
+# Files that test TSR_HAVE_VIEW are rebuilt when VIEW changes.
+$(BUILD)/obj/src/cli/cmd_view.o $(BUILD)/obj/tests/test_view.o: $(BUILD)/.view-$(VIEW)
+$(BUILD)/.view-$(VIEW):
+	@mkdir -p $(BUILD) && rm -f $(BUILD)/.view-* && touch $@
 
 $(BUILD)/.deps-build: scripts/deps.sh
 	@bash scripts/deps.sh build
@@ -57,11 +75,11 @@ $(BUILD)/libtessera.a: $(CORE_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/tessera: $(CLI_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/libtessera.a
-	$(LINK) -o $@ $^ $(LDLIBS) $(LDFLAGS)
+$(BUILD)/tessera: $(CLI_SRC:%.c=$(BUILD)/obj/%.o) $(VIEW_OBJ) $(BUILD)/libtessera.a
+	$(LINK) -o $@ $^ $(LDLIBS) $(VIEW_LIBS) $(LDFLAGS)
 
-$(BUILD)/tessera-tests: $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/libtessera.a
-	$(LINK) -o $@ $^ $(LDLIBS) $(LDFLAGS)
+$(BUILD)/tessera-tests: $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(VIEW_OBJ) $(BUILD)/libtessera.a
+	$(LINK) -o $@ $^ $(LDLIBS) $(VIEW_LIBS) $(LDFLAGS)
 
 $(BUILD)/tessera-bench: $(BENCH_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/libtessera.a
 	$(LINK) -o $@ $^ $(LDLIBS) $(LDFLAGS)

@@ -8,7 +8,8 @@ BUILD   ?= build
 OPT     ?= -O3
 CFLAGS  ?= $(OPT) -g
 WARN    := -Wall -Wextra -Wno-unused-parameter
-ALLCFLAGS = -std=c11 -D_GNU_SOURCE -fPIC -Iinclude $(WARN) $(CFLAGS) $(EXTRA_CFLAGS)
+# Contraction stays off: bit-exact results depend on separate float multiplies and adds.
+ALLCFLAGS = -std=c11 -D_GNU_SOURCE -fPIC -ffp-contract=off -Iinclude $(WARN) $(CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS  := -lpng -ljpeg -lz -lpthread -lm
 
 NVCC    ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
@@ -16,7 +17,7 @@ CUDA    ?= $(if $(NVCC),1,0)
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 # Turing through Hopper as machine code, and PTX for newer GPUs to compile at load time.
 CUDA_ARCHS ?= 75 80 86 89 90
-NVFLAGS ?= -O3 -std=c++17 -Iinclude --expt-relaxed-constexpr -Xcompiler -fPIC,-Wall \
+NVFLAGS ?= -O3 -std=c++17 -Iinclude -fmad=false --expt-relaxed-constexpr -Xcompiler -fPIC,-Wall \
            $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
            -gencode arch=compute_90,code=compute_90 $(EXTRA_NVFLAGS)
 
@@ -51,8 +52,8 @@ ALLCFLAGS += -DTSR_HAVE_VIEW=1
 endif
 HEADERS  := $(wildcard include/*.h src/*/*.h src/*/*.cuh)
 
-.PHONY: all deps demo test test-fast bench clean
-all: $(BUILD)/tessera $(BUILD)/libtessera.a
+.PHONY: all deps demo test bench clean
+all: $(BUILD)/tessera $(BUILD)/libtessera.a $(BUILD)/libtessera.so
 
 # Files that test TSR_HAVE_VIEW are rebuilt when VIEW changes.
 $(BUILD)/obj/src/cli/cmd_view.o $(BUILD)/obj/tests/test_view.o: $(BUILD)/.view-$(VIEW)
@@ -75,6 +76,10 @@ $(BUILD)/libtessera.a: $(CORE_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
+# The shared library serves other languages (the conformance tests drive it from Python).
+$(BUILD)/libtessera.so: $(CORE_OBJ)
+	$(LINK) -shared -o $@ $^ $(LDLIBS) $(LDFLAGS)
+
 $(BUILD)/tessera: $(CLI_SRC:%.c=$(BUILD)/obj/%.o) $(VIEW_OBJ) $(BUILD)/libtessera.a
 	$(LINK) -o $@ $^ $(LDLIBS) $(VIEW_LIBS) $(LDFLAGS)
 
@@ -92,11 +97,11 @@ demo: all
 
 test: all $(BUILD)/tessera-tests
 	@bash scripts/deps.sh test
-	@PYTHON=$(PYTHON) bash tests/run.sh
+	@PYTHON=$(PYTHON) BUILD=$(BUILD) bash tests/run.sh
 
 bench: all $(BUILD)/tessera-bench
 	@bash scripts/deps.sh test
-	@PYTHON=$(PYTHON) bash bench/run.sh
+	@PYTHON=$(PYTHON) BUILD=$(BUILD) bash bench/run.sh
 
 clean:
 	rm -rf $(BUILD) demo-out

@@ -188,8 +188,8 @@ static tsr_status tsr__gray_check(const tsr_image *src, const void *params, tsr_
 
 tsr_op tsr__op_gray = {
     "gray", "RGB(A) to gray with OpenCV's fixed-point weights",
-    "Y = (4899 R + 9617 G + 1868 B + 8192) >> 14, the weights 0.299/0.587/0.114 in OpenCV's 14-bit fixed "
-    "point; alpha is dropped. Equal to OpenCV's cvtColor(RGB2GRAY).",
+    "Y = (9798 R + 19235 G + 3735 B + 16384) >> 15, the weights 0.299/0.587/0.114 in OpenCV 4's 15-bit "
+    "fixed point, for 8- and 16-bit samples; alpha is dropped. Equal to OpenCV's cvtColor(RGB2GRAY).",
     NULL, 0, 0, tsr__gray_check, NULL};
 
 tsr_status tsr_gray(const tsr_image *src, tsr_image *dst, const tsr_exec *ex)

@@ -199,9 +199,10 @@ int tsr__cmd_view(int argc, char **argv, const tsr_cli_common *global)
     memset(&vals, 0, sizeof vals);
     chain = tsr__take_string(&argc, args, "op", &bad);
     if (!bad) shot_path = tsr__take_string(&argc, args, "screenshot", &bad);
+    if (!bad) o.keys = tsr__take_string(&argc, args, "keys", &bad);
     if (bad) {
         free(args);
-        fprintf(stderr, "tessera: view: --op and --screenshot need a value\n");
+        fprintf(stderr, "tessera: view: --op, --screenshot and --keys need a value\n");
         return TSR_EXIT_USAGE;
     }
     if (chain && (s = tsr__parse_chain(chain, &o))) {
@@ -229,7 +230,7 @@ int tsr__cmd_view(int argc, char **argv, const tsr_cli_common *global)
     free(args);
     if (s) return tsr_cli_fail(NULL, s);
     if (c.help) {
-        tsr_cli_print_help(stdout, "view", "IN [--op NAME[,NAME...] [its options]] [--screenshot OUT.png]",
+        tsr_cli_print_help(stdout, "view", "IN [--op NAME[,NAME...] [its options]] [--screenshot OUT.png] [--keys KEYS]",
                            "show an image through operations, live, on the GPU without host copies", tsr__view_help,
                            params, np);
         return 0;

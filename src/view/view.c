@@ -52,7 +52,7 @@ int tsr_view_op_displayable(const tsr_op *op)
     tsr_params_default(op, params);
     for (int k = 0; k < op->nparams; k++)   /* required sizes: something valid for the probe */
         if (op->params[k].required && op->params[k].type == TSR_P_INT)
-            tsr__param_set(&op->params[k], params, op->params[k].min > 32 ? op->params[k].min : 32);
+            tsr__param_set(&op->params[k], params, op->params[k].min > 33 ? op->params[k].min : 33);
     for (int i = 0; i < 2; i++) {
         tsr_image out = {0};
         if (op->check(&probe[i], params, &out) == TSR_OK)
@@ -373,6 +373,7 @@ static void tsr__view_nudge(tsr__view *v, const char *name, double delta)
             tsr__param_set(p, st->params, old + delta);
             if (tsr__view_validate(v)) {
                 snprintf(v->note, sizeof v->note, "%s", tsr_last_error());
+                if (!v->o.quiet) fprintf(stderr, "tessera: view: refused: %s\n", v->note);
                 tsr__param_set(p, st->params, old);
                 tsr__view_validate(v);
             } else {
@@ -382,6 +383,7 @@ static void tsr__view_nudge(tsr__view *v, const char *name, double delta)
         }
     }
     snprintf(v->note, sizeof v->note, "no stage has --%s", name);
+    if (!v->o.quiet) fprintf(stderr, "tessera: view: %s\n", v->note);
 }
 
 /* Defaults for a stage chosen with a key: required sizes half the input's, other required
@@ -428,6 +430,7 @@ static int tsr__view_cycle_op(tsr__view *v, int dir)
     if (!saved.op) v->o.nstages--;
     tsr__view_validate(v);
     snprintf(v->note, sizeof v->note, "no other operation accepts this input");
+    if (!v->o.quiet) fprintf(stderr, "tessera: view: %s\n", v->note);
     return 0;
 }
 
@@ -544,7 +547,7 @@ static void tsr__view_close(tsr__view *v)
 /* Set the window title: chain, path, frame time, bytes through the host, zoom, note. */
 static void tsr__view_title(tsr__view *v, double ms)
 {
-    char chain[160], title[400];
+    char chain[160], title[640];
     tsr__view_describe(v, chain, sizeof chain);
     snprintf(title, sizeof title, "tessera view: %s | %s | %.2f ms/frame | host %llu B/frame | %.0f%%%s%s%s", chain,
              tsr_view_path_name(v->path), ms, v->frame_bytes, v->zoom * 100, v->split ? " | split" : "",
@@ -555,6 +558,8 @@ static void tsr__view_title(tsr__view *v, double ms)
 static const char tsr__view_keys[] =
     "keys: o/O next/previous operation, r/R radius -/+, b/B block -/+2, c/C C -/+1, s split, "
     ",/. move split, +/- or wheel zoom, 0 1:1, f fit, arrows or drag pan, p path, q quit";
+
+static int tsr__view_key(tsr__view *v, KeySym k, int *dirty);
 
 /* Handle one X event; returns 1 to quit. *dirty is set when the chain must be reconfigured. */
 static int tsr__view_event(tsr__view *v, XEvent *e, int *dirty, int *drag, int *last_x, int *last_y)
@@ -583,7 +588,17 @@ static int tsr__view_event(tsr__view *v, XEvent *e, int *dirty, int *drag, int *
         *last_x = e->xmotion.x;
         *last_y = e->xmotion.y;
     } else if (e->type == KeyPress) {
-        KeySym k = XLookupKeysym(&e->xkey, (e->xkey.state & ShiftMask) ? 1 : 0);
+        return tsr__view_key(v, XLookupKeysym(&e->xkey, (e->xkey.state & ShiftMask) ? 1 : 0), dirty);
+    }
+    return 0;
+}
+
+/* Apply one key (see tsr__view_keys); returns 1 to quit. *dirty: 1 when the chain changed
+ * shape, 2 when the path changed too. */
+static int tsr__view_key(tsr__view *v, KeySym k, int *dirty)
+{
+    tsr__gl *g = &v->gl;
+    {
         switch (k) {
         case XK_q: case XK_Q: case XK_Escape: return 1;
         case XK_o: *dirty |= tsr__view_cycle_op(v, 1); break;
@@ -635,6 +650,7 @@ tsr_status tsr_view_run(const tsr_image *in, const tsr_view_options *o, tsr_imag
     tsr_status s;
     double t0, t_sum = 0, title_at = 0;
     int frames = 0, quit = 0, drag = 0, lx = 0, ly = 0, nframes;
+    const char *keys = o->keys && *o->keys ? o->keys : NULL;
     if (!in || !in->data || in->memory != TSR_HOST)
         return tsr__fail(TSR_E_ARG, "view: the input must be an image in host memory");
     if (in->depth != TSR_U8 && in->depth != TSR_U16)
@@ -642,6 +658,10 @@ tsr_status tsr_view_run(const tsr_image *in, const tsr_view_options *o, tsr_imag
     if (o->nstages < 0 || o->nstages > TSR_VIEW_MAX_STAGES)
         return tsr__fail(TSR_E_ARG, "view: a chain has 0 to %d operations", TSR_VIEW_MAX_STAGES);
     if (o->frames < 0) return tsr__fail(TSR_E_ARG, "view: --frames must not be negative");
+    if ((o->path == TSR_VIEW_PATH_INTEROP || o->path == TSR_VIEW_PATH_HOSTCOPY) &&
+        (!tsr_cuda_compiled() || !tsr_cuda_available()))
+        return tsr__fail(TSR_E_NO_DEVICE, "view: the %s path needs a CUDA device: %s", tsr_view_path_name(o->path),
+                         tsr_cuda_compiled() ? tsr_cuda_device_name() : "this build has no CUDA");
     if (shot && !o->headless && !o->frames)
         return tsr__fail(TSR_E_ARG, "view: a screenshot of a window needs --frames N (the frame to capture)");
     nframes = o->frames ? o->frames : o->headless ? 1 : 0;   /* 0: until the window closes */
@@ -685,7 +705,11 @@ tsr_status tsr_view_run(const tsr_image *in, const tsr_view_options *o, tsr_imag
         free(v);
         return s;
     }
-    if (o->headless) tsr__view_fit(v, v->out.width, v->out.height, 1);
+    if (o->headless) {
+        v->gl.win_w = v->out.width;   /* keys that zoom or pan use the target's size */
+        v->gl.win_h = v->out.height;
+        tsr__view_fit(v, v->out.width, v->out.height, 1);
+    }
     else tsr__view_fit(v, v->gl.win_w, v->gl.win_h, 0);
     if (!o->quiet && !o->headless) fprintf(stderr, "tessera: view: %s\n", tsr__view_keys);
 
@@ -694,13 +718,19 @@ tsr_status tsr_view_run(const tsr_image *in, const tsr_view_options *o, tsr_imag
         int dirty = 0, tw, th;
         GLuint fb;
         double f0;
+        if (keys) {   /* scripted keys (--keys) before the first frame */
+            for (; *keys && !quit; keys++) quit |= tsr__view_key(v, (KeySym)(unsigned char)*keys, &dirty);
+            keys = NULL;
+        }
         if (!o->headless) {
             while (XPending(v->gl.xdpy)) {
                 XEvent e;
                 XNextEvent(v->gl.xdpy, &e);
                 quit |= tsr__view_event(v, &e, &dirty, &drag, &lx, &ly);
             }
-            if (quit) break;
+        }
+        if (quit) break;
+        {
             if (dirty == 2) {   /* path changed: the device input follows */
                 tsr_image_free(&v->din);
                 if (v->path != TSR_VIEW_PATH_CPU &&
@@ -715,8 +745,8 @@ tsr_status tsr_view_run(const tsr_image *in, const tsr_view_options *o, tsr_imag
         v->frame_bytes = 0;
         if ((s = tsr__view_process(v))) break;
         if (o->headless) {
-            tw = v->out.width;
-            th = v->out.height;
+            tw = v->gl.win_w = v->out.width;
+            th = v->gl.win_h = v->out.height;
             if ((s = tsr__view_target(v, tw, th))) break;
             fb = v->fbo_draw;
         } else {

@@ -37,6 +37,8 @@ typedef struct tsr_view_options {
     int split;                            /* start with the before/after split on */
     double split_at;                      /* split position, 0..1 of the width (0: the middle) */
     int quiet;                            /* no lines on stderr */
+    const char *keys;                     /* keys pressed before the first frame (as typed in
+                                             the window: "RRs" = radius +2, split), or NULL */
 } tsr_view_options;
 
 typedef struct tsr_view_stats {

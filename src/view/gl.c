@@ -336,7 +336,11 @@ void tsr__gl_close(tsr__gl *g)
         eglMakeCurrent(g->dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
         if (g->surf != EGL_NO_SURFACE) eglDestroySurface(g->dpy, g->surf);
         if (g->ctx != EGL_NO_CONTEXT) eglDestroyContext(g->dpy, g->ctx);
-        eglTerminate(g->dpy);
+        /* An off-screen display stays initialized for the next session (the same handle comes
+         * back from eglGetPlatformDisplay; the driver is not unloaded and reloaded each time).
+         * A window's display goes with its X connection. */
+        if (g->xdpy) eglTerminate(g->dpy);
+        eglReleaseThread();
     }
     if (g->xdpy) {
         if (g->xwin) XDestroyWindow(g->xdpy, g->xwin);

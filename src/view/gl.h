@@ -46,7 +46,8 @@ tsr_status tsr__gl_open_headless(tsr__gl *g);
 /* Open a w x h X11 window with an EGL context current on it. TSR_E_UNSUPPORTED when there is
  * no display or no usable GL on it. */
 tsr_status tsr__gl_open_window(tsr__gl *g, int w, int h, const char *title);
-/* Destroy whatever tsr__gl_open_* made; safe on a zeroed struct. */
+/* Destroy the context and surfaces tsr__gl_open_* made (an off-screen EGL display stays
+ * initialized for reuse); safe on a zeroed struct. */
 void tsr__gl_close(tsr__gl *g);
 /* Fail with TSR_E_DEVICE naming 'what' if glGetError reports an error (all are drained). */
 tsr_status tsr__gl_check(const char *what);

@@ -6,7 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef TSR_VIEW_X11
+#include <X11/Xlib.h>
 #include <X11/Xutil.h>
+#endif
 
 /* Whether the space-separated extension list 'list' names 'ext'. */
 static int tsr__has_ext(const char *list, const char *ext)
@@ -248,6 +251,7 @@ tsr_status tsr__gl_open_headless(tsr__gl *g)
                      *why[3] ? "; " : "", why[3]);
 }
 
+#ifdef TSR_VIEW_X11
 tsr_status tsr__gl_open_window(tsr__gl *g, int w, int h, const char *title)
 {
     const char *cext, *denv = getenv("DISPLAY");
@@ -265,15 +269,16 @@ tsr_status tsr__gl_open_window(tsr__gl *g, int w, int h, const char *title)
     g->ctx = EGL_NO_CONTEXT;
     g->surf = EGL_NO_SURFACE;
     g->cuda_device = -1;
-    g->xdpy = XOpenDisplay(NULL);
-    if (!g->xdpy)
+    Display *xdpy = XOpenDisplay(NULL);
+    g->xdpy = xdpy;
+    if (!xdpy)
         return tsr__fail(TSR_E_UNSUPPORTED, "no display: %s (use --headless to render off screen)",
                          denv && *denv ? "cannot open the X display in DISPLAY" : "DISPLAY is not set");
     cext = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
     platform_display = (PFNEGLGETPLATFORMDISPLAYEXTPROC)eglGetProcAddress("eglGetPlatformDisplayEXT");
     g->dpy = tsr__has_ext(cext, "EGL_EXT_platform_x11") && platform_display
-                 ? platform_display(EGL_PLATFORM_X11_EXT, g->xdpy, NULL)
-                 : eglGetDisplay((EGLNativeDisplayType)g->xdpy);
+                 ? platform_display(EGL_PLATFORM_X11_EXT, (void *)xdpy, NULL)
+                 : eglGetDisplay((EGLNativeDisplayType)(void *)xdpy);
     if (g->dpy == EGL_NO_DISPLAY || !eglInitialize(g->dpy, &major, &minor)) {
         s = tsr__fail(TSR_E_UNSUPPORTED, "no OpenGL on this display: EGL on X11: %s (use --headless)", tsr__egl_error());
         g->dpy = EGL_NO_DISPLAY;
@@ -287,27 +292,28 @@ tsr_status tsr__gl_open_window(tsr__gl *g, int w, int h, const char *title)
         return s;
     }
     tmpl.visualid = (VisualID)vid;
-    vi = XGetVisualInfo(g->xdpy, VisualIDMask, &tmpl, &nvi);
+    vi = XGetVisualInfo(xdpy, VisualIDMask, &tmpl, &nvi);
     if (!vi || nvi < 1) {
         if (vi) XFree(vi);
         tsr__gl_close(g);
         return tsr__fail(TSR_E_UNSUPPORTED, "no X visual 0x%x for the OpenGL config", (unsigned)vid);
     }
     memset(&swa, 0, sizeof swa);
-    swa.colormap = XCreateColormap(g->xdpy, RootWindow(g->xdpy, vi->screen), vi->visual, AllocNone);
+    swa.colormap = XCreateColormap(xdpy, RootWindow(xdpy, vi->screen), vi->visual, AllocNone);
     swa.event_mask = KeyPressMask | ButtonPressMask | ButtonReleaseMask | PointerMotionMask | StructureNotifyMask |
                      ExposureMask;
-    g->xwin = XCreateWindow(g->xdpy, RootWindow(g->xdpy, vi->screen), 0, 0, (unsigned)w, (unsigned)h, 0, vi->depth,
+    g->xwin = (unsigned long)XCreateWindow(xdpy, RootWindow(xdpy, vi->screen), 0, 0, (unsigned)w, (unsigned)h, 0, vi->depth,
                             InputOutput, vi->visual, CWColormap | CWEventMask, &swa);
     XFree(vi);
     if (!g->xwin) {
         tsr__gl_close(g);
         return tsr__fail(TSR_E_UNSUPPORTED, "cannot create an X window");
     }
-    XStoreName(g->xdpy, g->xwin, title);
-    g->wm_delete = XInternAtom(g->xdpy, "WM_DELETE_WINDOW", False);
-    XSetWMProtocols(g->xdpy, g->xwin, &g->wm_delete, 1);
-    XMapWindow(g->xdpy, g->xwin);
+    XStoreName(xdpy, g->xwin, title);
+    Atom wm = XInternAtom(xdpy, "WM_DELETE_WINDOW", False);
+    g->wm_delete = wm;
+    XSetWMProtocols(xdpy, g->xwin, &wm, 1);
+    XMapWindow(xdpy, g->xwin);
     g->win_w = w;
     g->win_h = h;
     g->surf = eglCreateWindowSurface(g->dpy, cfg, (EGLNativeWindowType)g->xwin, NULL);
@@ -326,9 +332,23 @@ tsr_status tsr__gl_open_window(tsr__gl *g, int w, int h, const char *title)
         tsr__gl_close(g);
         return s;
     }
-    snprintf(g->platform, sizeof g->platform, "EGL on X11 %s", DisplayString(g->xdpy));
+    snprintf(g->platform, sizeof g->platform, "EGL on X11 %s", DisplayString(xdpy));
     return TSR_OK;
 }
+
+#else
+
+tsr_status tsr__gl_open_window(tsr__gl *g, int w, int h, const char *title)
+{
+    (void)w, (void)h, (void)title;
+    memset(g, 0, sizeof *g);
+    g->dpy = EGL_NO_DISPLAY;
+    g->ctx = EGL_NO_CONTEXT;
+    g->surf = EGL_NO_SURFACE;
+    g->cuda_device = -1;
+    return tsr__fail(TSR_E_UNSUPPORTED, "this build has no windows (install libx11-dev and rebuild); use --headless");
+}
+#endif
 
 void tsr__gl_close(tsr__gl *g)
 {
@@ -342,10 +362,12 @@ void tsr__gl_close(tsr__gl *g)
         if (g->xdpy) eglTerminate(g->dpy);
         eglReleaseThread();
     }
+#ifdef TSR_VIEW_X11
     if (g->xdpy) {
-        if (g->xwin) XDestroyWindow(g->xdpy, g->xwin);
-        XCloseDisplay(g->xdpy);
+        if (g->xwin) XDestroyWindow((Display *)g->xdpy, (Window)g->xwin);
+        XCloseDisplay((Display *)g->xdpy);
     }
+#endif
     memset(g, 0, sizeof *g);
     g->dpy = EGL_NO_DISPLAY;
     g->ctx = EGL_NO_CONTEXT;

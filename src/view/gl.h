@@ -8,15 +8,14 @@
 #include <EGL/eglext.h>
 #include <GL/gl.h>
 #include <GL/glext.h>
-#include <X11/Xlib.h>
 
 typedef struct tsr__gl {
     EGLDisplay dpy;
     EGLContext ctx;
     EGLSurface surf;           /* window surface, a small pbuffer, or EGL_NO_SURFACE */
-    Display *xdpy;             /* window mode only */
-    Window xwin;
-    Atom wm_delete;
+    void *xdpy;                /* window mode only (X11 Display *, Window, Atom): builds without */
+    unsigned long xwin;        /* X11 headers (TSR_VIEW_X11 undefined) are headless only */
+    unsigned long wm_delete;
     int win_w, win_h;          /* window mode: the window's size */
     int cuda_device;           /* CUDA ordinal of the EGL device, or -1 when unknown */
     char platform[64];         /* "EGL device (NVIDIA ...)", "EGL surfaceless", "EGL on X11"... */
@@ -44,7 +43,7 @@ typedef struct tsr__gl {
  * picks one). Fails with TSR_E_UNSUPPORTED and one line naming what each attempt said. */
 tsr_status tsr__gl_open_headless(tsr__gl *g);
 /* Open a w x h X11 window with an EGL context current on it. TSR_E_UNSUPPORTED when there is
- * no display or no usable GL on it. */
+ * no display or no usable GL on it, or the build has no X11. */
 tsr_status tsr__gl_open_window(tsr__gl *g, int w, int h, const char *title);
 /* Destroy the context and surfaces tsr__gl_open_* made (an off-screen EGL display stays
  * initialized for reuse); safe on a zeroed struct. */

@@ -9,7 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <X11/keysym.h>
+#ifdef TSR_VIEW_X11
+#include <X11/Xlib.h>
+#endif
+
+/* Keys are X keysyms: Latin-1 characters are themselves; these are the others used. */
+enum {
+    TSR_K_ESCAPE = 0xff1b, TSR_K_LEFT = 0xff51, TSR_K_UP = 0xff52, TSR_K_RIGHT = 0xff53, TSR_K_DOWN = 0xff54,
+    TSR_K_KP_ADD = 0xffab, TSR_K_KP_SUBTRACT = 0xffad
+};
 
 /* Everything one viewer session owns. */
 typedef struct tsr__view {
@@ -335,6 +343,7 @@ static tsr_status tsr__view_target(tsr__view *v, int w, int h)
 
 /* ---------------------------------------------------------------- live editing */
 
+#ifdef TSR_VIEW_X11
 /* Describe the chain with its parameters, e.g. "gray,box(radius=3)". */
 static void tsr__view_describe(const tsr__view *v, char *buf, size_t n)
 {
@@ -358,6 +367,7 @@ static void tsr__view_describe(const tsr__view *v, char *buf, size_t n)
         if (shown && len + 1 < n) len += (size_t)snprintf(buf + len, n - len, ")");
     }
 }
+#endif
 
 /* Add 'delta' to parameter 'name' of the last stage that has it; refused changes (out of
  * range, or the stage rejects them) leave the chain as it was and say why in the title. */
@@ -544,6 +554,7 @@ static void tsr__view_close(tsr__view *v)
     tsr__gl_close(&v->gl);
 }
 
+#ifdef TSR_VIEW_X11
 /* Set the window title: chain, path, frame time, bytes through the host, zoom, note. */
 static void tsr__view_title(tsr__view *v, double ms)
 {
@@ -552,20 +563,24 @@ static void tsr__view_title(tsr__view *v, double ms)
     snprintf(title, sizeof title, "tessera view: %s | %s | %.2f ms/frame | host %llu B/frame | %.0f%%%s%s%s", chain,
              tsr_view_path_name(v->path), ms, v->frame_bytes, v->zoom * 100, v->split ? " | split" : "",
              v->note[0] ? " | " : "", v->note);
-    XStoreName(v->gl.xdpy, v->gl.xwin, title);
+    XStoreName((Display *)v->gl.xdpy, (Window)v->gl.xwin, title);
 }
+
+#endif
 
 static const char tsr__view_keys[] =
     "keys: o/O next/previous operation, r/R radius -/+, b/B block -/+2, c/C C -/+1, s split, "
     ",/. move split, +/- or wheel zoom, 0 1:1, f fit, arrows or drag pan, p path, q quit";
 
-static int tsr__view_key(tsr__view *v, KeySym k, int *dirty);
+static int tsr__view_key(tsr__view *v, unsigned long k, int *dirty);
+
+#ifdef TSR_VIEW_X11
 
 /* Handle one X event; returns 1 to quit. *dirty is set when the chain must be reconfigured. */
 static int tsr__view_event(tsr__view *v, XEvent *e, int *dirty, int *drag, int *last_x, int *last_y)
 {
     tsr__gl *g = &v->gl;
-    if (e->type == ClientMessage && (Atom)e->xclient.data.l[0] == g->wm_delete) return 1;
+    if (e->type == ClientMessage && (unsigned long)e->xclient.data.l[0] == g->wm_delete) return 1;
     if (e->type == ConfigureNotify) {
         g->win_w = e->xconfigure.width;
         g->win_h = e->xconfigure.height;
@@ -592,35 +607,36 @@ static int tsr__view_event(tsr__view *v, XEvent *e, int *dirty, int *drag, int *
     }
     return 0;
 }
+#endif
 
 /* Apply one key (see tsr__view_keys); returns 1 to quit. *dirty: 1 when the chain changed
  * shape, 2 when the path changed too. */
-static int tsr__view_key(tsr__view *v, KeySym k, int *dirty)
+static int tsr__view_key(tsr__view *v, unsigned long k, int *dirty)
 {
     tsr__gl *g = &v->gl;
     {
         switch (k) {
-        case XK_q: case XK_Q: case XK_Escape: return 1;
-        case XK_o: *dirty |= tsr__view_cycle_op(v, 1); break;
-        case XK_O: *dirty |= tsr__view_cycle_op(v, -1); break;
-        case XK_r: tsr__view_nudge(v, "radius", -1); break;
-        case XK_R: tsr__view_nudge(v, "radius", 1); break;
-        case XK_b: tsr__view_nudge(v, "block", -2); break;
-        case XK_B: tsr__view_nudge(v, "block", 2); break;
-        case XK_c: tsr__view_nudge(v, "c", -1); break;
-        case XK_C: tsr__view_nudge(v, "c", 1); break;
-        case XK_s: case XK_S: v->split = !v->split; break;
-        case XK_comma: case XK_less: v->split_at = fmax(0, v->split_at - 0.05); break;
-        case XK_period: case XK_greater: v->split_at = fmin(1, v->split_at + 0.05); break;
-        case XK_plus: case XK_equal: case XK_KP_Add: tsr__view_zoom(v, 2, g->win_w / 2.0, g->win_h / 2.0); break;
-        case XK_minus: case XK_KP_Subtract: tsr__view_zoom(v, 0.5, g->win_w / 2.0, g->win_h / 2.0); break;
-        case XK_0: tsr__view_fit(v, g->win_w, g->win_h, 1); break;
-        case XK_f: case XK_F: tsr__view_fit(v, g->win_w, g->win_h, 0); break;
-        case XK_Left: v->pan_x += g->win_w / 10.0; break;
-        case XK_Right: v->pan_x -= g->win_w / 10.0; break;
-        case XK_Up: v->pan_y += g->win_h / 10.0; break;
-        case XK_Down: v->pan_y -= g->win_h / 10.0; break;
-        case XK_p: case XK_P: {   /* the next path this machine can run: interop, hostcopy, cpu */
+        case 'q': case 'Q': case TSR_K_ESCAPE: return 1;
+        case 'o': *dirty |= tsr__view_cycle_op(v, 1); break;
+        case 'O': *dirty |= tsr__view_cycle_op(v, -1); break;
+        case 'r': tsr__view_nudge(v, "radius", -1); break;
+        case 'R': tsr__view_nudge(v, "radius", 1); break;
+        case 'b': tsr__view_nudge(v, "block", -2); break;
+        case 'B': tsr__view_nudge(v, "block", 2); break;
+        case 'c': tsr__view_nudge(v, "c", -1); break;
+        case 'C': tsr__view_nudge(v, "c", 1); break;
+        case 's': case 'S': v->split = !v->split; break;
+        case ',': case '<': v->split_at = fmax(0, v->split_at - 0.05); break;
+        case '.': case '>': v->split_at = fmin(1, v->split_at + 0.05); break;
+        case '+': case '=': case TSR_K_KP_ADD: tsr__view_zoom(v, 2, g->win_w / 2.0, g->win_h / 2.0); break;
+        case '-': case TSR_K_KP_SUBTRACT: tsr__view_zoom(v, 0.5, g->win_w / 2.0, g->win_h / 2.0); break;
+        case '0': tsr__view_fit(v, g->win_w, g->win_h, 1); break;
+        case 'f': case 'F': tsr__view_fit(v, g->win_w, g->win_h, 0); break;
+        case TSR_K_LEFT: v->pan_x += g->win_w / 10.0; break;
+        case TSR_K_RIGHT: v->pan_x -= g->win_w / 10.0; break;
+        case TSR_K_UP: v->pan_y += g->win_h / 10.0; break;
+        case TSR_K_DOWN: v->pan_y -= g->win_h / 10.0; break;
+        case 'p': case 'P': {   /* the next path this machine can run: interop, hostcopy, cpu */
             tsr_view_path next = v->path;
             for (int i = 0; i < 3; i++) {
                 next = next == TSR_VIEW_PATH_INTEROP ? TSR_VIEW_PATH_HOSTCOPY
@@ -637,7 +653,7 @@ static int tsr__view_key(tsr__view *v, KeySym k, int *dirty)
             }
             break;
         }
-        case XK_h: case XK_H: fprintf(stderr, "tessera: view: %s\n", tsr__view_keys); break;
+        case 'h': case 'H': fprintf(stderr, "tessera: view: %s\n", tsr__view_keys); break;
         default: break;
         }
     }
@@ -648,8 +664,12 @@ tsr_status tsr_view_run(const tsr_image *in, const tsr_view_options *o, tsr_imag
 {
     tsr__view *v;
     tsr_status s;
-    double t0, t_sum = 0, title_at = 0;
-    int frames = 0, quit = 0, drag = 0, lx = 0, ly = 0, nframes;
+    double t0, t_sum = 0;
+    int frames = 0, quit = 0, nframes;
+#ifdef TSR_VIEW_X11
+    double title_at = 0;
+    int drag = 0, lx = 0, ly = 0;   /* mouse: dragging, last position */
+#endif
     const char *keys = o->keys && *o->keys ? o->keys : NULL;
     if (!in || !in->data || in->memory != TSR_HOST)
         return tsr__fail(TSR_E_ARG, "view: the input must be an image in host memory");
@@ -690,12 +710,14 @@ tsr_status tsr_view_run(const tsr_image *in, const tsr_view_options *o, tsr_imag
             s = tsr__gl_open_headless(&v->gl);
         } else {
             int sw = v->out.width, sh = v->out.height;
+#ifdef TSR_VIEW_X11
             Display *probe = XOpenDisplay(NULL);
             if (probe) {   /* keep the window inside the screen */
                 sw = sw < DisplayWidth(probe, DefaultScreen(probe)) * 9 / 10 ? sw : DisplayWidth(probe, DefaultScreen(probe)) * 9 / 10;
                 sh = sh < DisplayHeight(probe, DefaultScreen(probe)) * 9 / 10 ? sh : DisplayHeight(probe, DefaultScreen(probe)) * 9 / 10;
                 XCloseDisplay(probe);
             }
+#endif
             s = tsr__gl_open_window(&v->gl, sw, sh, "tessera view");
         }
     }
@@ -719,16 +741,18 @@ tsr_status tsr_view_run(const tsr_image *in, const tsr_view_options *o, tsr_imag
         GLuint fb;
         double f0;
         if (keys) {   /* scripted keys (--keys) before the first frame */
-            for (; *keys && !quit; keys++) quit |= tsr__view_key(v, (KeySym)(unsigned char)*keys, &dirty);
+            for (; *keys && !quit; keys++) quit |= tsr__view_key(v, (unsigned char)*keys, &dirty);
             keys = NULL;
         }
+#ifdef TSR_VIEW_X11
         if (!o->headless) {
-            while (XPending(v->gl.xdpy)) {
+            while (XPending((Display *)v->gl.xdpy)) {
                 XEvent e;
-                XNextEvent(v->gl.xdpy, &e);
+                XNextEvent((Display *)v->gl.xdpy, &e);
                 quit |= tsr__view_event(v, &e, &dirty, &drag, &lx, &ly);
             }
         }
+#endif
         if (quit) break;
         {
             if (dirty == 2) {   /* path changed: the device input follows */
@@ -764,10 +788,12 @@ tsr_status tsr_view_run(const tsr_image *in, const tsr_view_options *o, tsr_imag
                 s = tsr__fail(TSR_E_DEVICE, "eglSwapBuffers failed (0x%x)", (unsigned)eglGetError());
                 break;
             }
+#ifdef TSR_VIEW_X11
             if (tsr__now() - title_at > 0.25) {
                 tsr__view_title(v, t_sum / frames * 1e3);
                 title_at = tsr__now();
             }
+#endif
         }
         if (nframes && frames >= nframes) break;
     }

@@ -42,7 +42,7 @@ CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o) $(CU_OBJ)
 # X11). It is linked into build/tessera and the tests only, and left out (VIEW=0) where they are
 # missing; without X11 (VIEW_X11=0) it renders off screen only.
 tsr_links = $(shell printf '$(foreach h,$(1),\043include <$(h)>\n)int main(void){return 0;}\n' | \
-              $(CC) $(EXTRA_CFLAGS) -x c - -o /dev/null $(LDFLAGS) $(2) >/dev/null 2>&1 && echo 1 || echo 0)
+              $(CC) $(EXTRA_CFLAGS) -x c - -x none -o /dev/null $(LDFLAGS) $(2) >/dev/null 2>&1 && echo 1 || echo 0)
 ifeq ($(origin VIEW),undefined)
 VIEW     := $(call tsr_links,GL/gl.h EGL/egl.h,-lOpenGL -lEGL)
 endif

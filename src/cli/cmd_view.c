@@ -276,7 +276,7 @@ int tsr__cmd_view(int argc, char **argv, const tsr_cli_common *global)
     }
     s = tsr_view_run(&in, &o, shot_path ? &shot : NULL, &st);
     tsr_image_free(&in);
-    if (s) return tsr_cli_fail("view", s);
+    if (s) return tsr_cli_fail(strncmp(tsr_last_error(), "view:", 5) ? "view" : NULL, s);
     if (shot_path) {
         s = tsr_write(shot_path, &shot, 0);
         tsr_image_free(&shot);

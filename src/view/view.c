@@ -664,7 +664,7 @@ tsr_status tsr_view_run(const tsr_image *in, const tsr_view_options *o, tsr_imag
 {
     tsr__view *v;
     tsr_status s;
-    double t0, t_sum = 0;
+    double t0, t_sum = 0, recent = 0;
     int frames = 0, quit = 0, nframes;
 #ifdef TSR_VIEW_X11
     double title_at = 0;
@@ -754,17 +754,15 @@ tsr_status tsr_view_run(const tsr_image *in, const tsr_view_options *o, tsr_imag
         }
 #endif
         if (quit) break;
-        {
-            if (dirty == 2) {   /* path changed: the device input follows */
-                tsr_image_free(&v->din);
-                if (v->path != TSR_VIEW_PATH_CPU &&
-                    !(s = tsr_image_create(&v->din, in->width, in->height, in->channels, in->depth, TSR_DEVICE)))
-                    s = tsr_image_copy(&v->in, &v->din, v->o.exec.stream);
-                if (!s) s = tsr__view_validate(v);
-                if (s) break;
-            }
-            if (dirty && (s = tsr__view_configure(v))) break;
+        if (dirty == 2) {   /* path changed: the device input follows */
+            tsr_image_free(&v->din);
+            if (v->path != TSR_VIEW_PATH_CPU &&
+                !(s = tsr_image_create(&v->din, in->width, in->height, in->channels, in->depth, TSR_DEVICE)))
+                s = tsr_image_copy(&v->in, &v->din, v->o.exec.stream);
+            if (!s) s = tsr__view_validate(v);
+            if (s) break;
         }
+        if (dirty && (s = tsr__view_configure(v))) break;
         f0 = tsr__now();
         v->frame_bytes = 0;
         if ((s = tsr__view_process(v))) break;
@@ -780,7 +778,9 @@ tsr_status tsr_view_run(const tsr_image *in, const tsr_view_options *o, tsr_imag
         }
         if ((s = tsr__view_draw(v, fb, tw, th))) break;
         glFinish();   /* the frame time covers the GPU's work, not only its queueing */
-        t_sum += tsr__now() - f0;
+        f0 = tsr__now() - f0;
+        t_sum += f0;
+        recent = frames ? 0.9 * recent + 0.1 * f0 : f0;   /* the title shows recent frames */
         frames++;
         if (shot && frames == nframes && (s = tsr__view_read(v, fb, tw, th, shot))) break;
         if (!o->headless) {
@@ -790,7 +790,7 @@ tsr_status tsr_view_run(const tsr_image *in, const tsr_view_options *o, tsr_imag
             }
 #ifdef TSR_VIEW_X11
             if (tsr__now() - title_at > 0.25) {
-                tsr__view_title(v, t_sum / frames * 1e3);
+                tsr__view_title(v, recent * 1e3);
                 title_at = tsr__now();
             }
 #endif

@@ -96,7 +96,7 @@ expect_fail "unknown extension" 2 "$T" invert "$IMG/page.png" "$W/x.xyz"
 cp "$IMG/page.png" "$W/keep.png"
 expect_fail "missing input over an existing output" 1 "$T" invert "$W/nothing.png" "$W/keep.png"
 cmp -s "$IMG/page.png" "$W/keep.png"; ok "an existing output survives a failed read" $?
-${PYTHON:-python3} -c "import numpy as np, cv2; cv2.imwrite('$W/rgba.png', np.full((4, 4, 4), 100, np.uint8))"
+"${PYTHON:-$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo python3 )}" -c "import numpy as np, cv2; cv2.imwrite('$W/rgba.png', np.full((4, 4, 4), 100, np.uint8))"
 cp "$IMG/rocket.jpg" "$W/keep.jpg"
 expect_fail "JPEG cannot hold alpha" 4 "$T" invert "$W/rgba.png" "$W/keep.jpg"
 cmp -s "$IMG/rocket.jpg" "$W/keep.jpg"; ok "an existing output survives a failed write" $?

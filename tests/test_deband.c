@@ -465,3 +465,66 @@ TEST(test_deband_pipe)
         for (int i = 0; i < 7; i++) tsr_frame_free(&src[i]);
     }
 }
+
+TEST(test_deband_frames_and_outputs)
+{
+    tsr_frame f, dst, bad;
+    tsr_deband_params p;
+    uint64_t old = tsr_max_pixels();
+    tsr_deband_defaults(&p);
+    /* Plane sizes of odd frames: chroma is ceil(w/2) (x ceil(h/2) for 4:2:0). */
+    CHECK_EQ(tsr_frame_plane_width(13, TSR_CHROMA_420, 1), 7);
+    CHECK_EQ(tsr_frame_plane_height(13, TSR_CHROMA_420, 2), 7);
+    CHECK_EQ(tsr_frame_plane_height(13, TSR_CHROMA_422, 1), 13);
+    CHECK_EQ(tsr_frame_plane_width(1, TSR_CHROMA_444, 2), 1);
+    /* Sizes beyond the pixel limit, bad depths and chroma are refused. */
+    tsr_set_max_pixels(1000);
+    CHECK_EQ(tsr_frame_create(&f, 100, 11, TSR_CHROMA_420, 8, TSR_HOST), TSR_E_SIZE);
+    tsr_set_max_pixels(old);
+    CHECK_EQ(tsr_frame_create(&f, 4, 4, TSR_CHROMA_420, 7, TSR_HOST), TSR_E_UNSUPPORTED);
+    CHECK_EQ(tsr_frame_create(&f, 4, 4, 9, 8, TSR_HOST), TSR_E_ARG);
+    CHECK_EQ(tsr_frame_create(&f, 0, 4, TSR_CHROMA_420, 8, TSR_HOST), TSR_E_SIZE);
+    /* A caller-provided output is used in place; a wrong depth or shape is refused. */
+    f = db_make(21, 9, TSR_CHROMA_422, 12, 4);
+    CHECK_OK(tsr_frame_create(&dst, 21, 9, TSR_CHROMA_422, 12, TSR_HOST));
+    {
+        void *plane0 = dst.plane[0];
+        tsr_frame ref;
+        tsr_exec ex = {TSR_BACKEND_CPU, NULL, NULL, 2};
+        CHECK_OK(tsr_deband_frame(&f, &dst, &p, 0, &ex));
+        CHECK(dst.plane[0] == plane0);
+        CHECK_OK(db_run("reference", &f, &ref, &p, 0));
+        CHECK(db_diff(&ref, &dst) < 0);
+        tsr_frame_free(&ref);
+    }
+    p.output_depth = 8;
+    CHECK_EQ(tsr_deband_frame(&f, &dst, &p, 0, NULL), TSR_E_SIZE);
+    CHECK(strstr(tsr_last_error(), "expected 21x9") != NULL);
+    p.output_depth = 0;
+    bad = dst;
+    bad.stride[1] = 2;   /* shorter than a row */
+    CHECK_EQ(tsr_deband_frame(&f, &bad, &p, 0, NULL), TSR_E_ARG);
+    bad = f;
+    bad.nplanes = 1;
+    memset(&dst, 0, sizeof dst);
+    CHECK_EQ(tsr_deband_frame(&bad, &dst, &p, 0, NULL), TSR_E_ARG);
+    CHECK(dst.plane[0] == NULL);   /* nothing handed out on failure */
+    tsr_frame_free(&f);
+    {   /* written C tags follow the output depth */
+        tsr_y4m_info info;
+        char line[128];
+        FILE *t = tmpfile();
+        memset(&info, 0, sizeof info);
+        info.width = 2, info.height = 2, info.chroma = TSR_CHROMA_MONO, info.bits = 8;
+        CHECK_OK(tsr_y4m_write_header(t, &info, 16));
+        info.chroma = TSR_CHROMA_444;
+        strcpy(info.ctag, "444");
+        CHECK_OK(tsr_y4m_write_header(t, &info, 10));
+        CHECK_OK(tsr_y4m_write_header(t, &info, 8));
+        rewind(t);
+        CHECK(fgets(line, sizeof line, t) && strstr(line, " Cmono16"));
+        CHECK(fgets(line, sizeof line, t) && strstr(line, " C444p10"));
+        CHECK(fgets(line, sizeof line, t) && strstr(line, " C444\n"));
+        fclose(t);
+    }
+}

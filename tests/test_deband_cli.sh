@@ -106,6 +106,10 @@ if "$T" --quiet deband --progress "$D/a8.y4m" "$D/p.y4m" 2>&1 | grep -q 'deband:
 if "$T" --backend cpu deband "$D/a8.y4m" "$D/b.y4m" 2>&1 | grep -q "deband ran on cpu (variant 'fast'"; then ok
 else bad "backend line"; fi
 
+# 9b. a y4m stream given as a named pipe (not peeked at, so nothing is lost)
+if "$T" --quiet deband <(cat "$D/a10.y4m") "$D/fifo.y4m" && "$T" --quiet deband "$D/a10.y4m" "$D/nofifo.y4m" &&
+   cmp -s "$D/fifo.y4m" "$D/nofifo.y4m"; then ok; else bad "named pipe input"; fi
+
 # 10. images: RGB and gray PNG, 8-bit and 16-bit output, backends agree
 if "$T" --quiet deband tests/data/deband/coffee.png "$D/c.png" && "$T" info "$D/c.png" | grep -q 'png 600x400, 3 channels, 8-bit' &&
    "$T" --quiet deband --output-depth 16 tests/data/deband/coffee.png "$D/c16.png" &&

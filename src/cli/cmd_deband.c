@@ -38,13 +38,16 @@ static int tsr__deband_params(tsr_param *table)
     return n;
 }
 
-/* Whether a file starts with the y4m signature (stdin always counts as y4m). */
+/* Whether a file starts with the y4m signature. stdin, pipes and other non-regular files count
+ * as y4m: peeking would consume bytes that cannot be read again. */
 static int tsr__is_y4m(const char *path)
 {
     char head[9];
     FILE *f;
     size_t n;
+    struct stat st;
     if (!strcmp(path, "-")) return 1;
+    if (!stat(path, &st) && !S_ISREG(st.st_mode)) return 1;
     if (!(f = fopen(path, "rb"))) return 0;   /* the image reader reports the error */
     n = fread(head, 1, sizeof head, f);
     fclose(f);
@@ -123,7 +126,7 @@ static int tsr__deband_stream(const tsr__deband_cli *o, tsr_cli_common *c, const
     tsr_deband_pipe *pp = NULL;
     tsr__out out = {0};
     tsr_status s;
-    int frames = 0, written = 0, out_bits, show = o->progress || isatty(2);
+    int frames = 0, out_bits, show = o->progress || isatty(2);
     double t0 = tsr_cli_now(), last = t0, io_ms = 0;
     tsr_backend asked = c->exec.backend;
 
@@ -147,7 +150,6 @@ static int tsr__deband_stream(const tsr__deband_cli *o, tsr_cli_common *c, const
         a = tsr_cli_now();
         if (done) {
             if ((s = tsr_y4m_write_frame(out.f, done))) goto fail;
-            written++;
         }
         if ((s = tsr_y4m_read_frame(in, &info, slot, frames, &eof))) goto fail;
         io_ms += (tsr_cli_now() - a) * 1e3;
@@ -164,7 +166,6 @@ static int tsr__deband_stream(const tsr__deband_cli *o, tsr_cli_common *c, const
         if ((s = tsr_deband_pipe_drain(pp, &done))) goto fail;
         if (!done) break;
         if ((s = tsr_y4m_write_frame(out.f, done))) goto fail;
-        written++;
     }
     if ((s = tsr__out_close(&out, 1))) goto fail;
     if (show) fprintf(stderr, "\rtessera: deband: %d frames, %.1f fps\n", frames, frames / (tsr_cli_now() - t0 + 1e-9));
@@ -184,7 +185,6 @@ fail:
         tsr__out_close(&out, 0);
         tsr_deband_pipe_close(pp);
         if (in != stdin) fclose(in);
-        (void)written;
         return rc;
     }
 }

@@ -28,7 +28,7 @@ BENCH_SRC := $(wildcard bench/*.c)
 ifeq ($(CUDA),1)
 CU_SRC   := $(wildcard src/cuda/*.cu)
 CU_OBJ   := $(CU_SRC:%.cu=$(BUILD)/obj/%.o)
-ALLCFLAGS += -DTSR_HAVE_CUDA=1
+ALLCFLAGS += -DTSR_HAVE_CUDA=1 -I$(CUDA_HOME)/include
 LINK     := $(CXX)
 LDLIBS   += -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/targets/x86_64-linux/lib -lcudart_static -ldl -lrt
 else
@@ -39,6 +39,22 @@ CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o) $(CU_OBJ)
 HEADERS  := $(wildcard include/*.h src/*/*.h src/*/*.cuh)
 
 .PHONY: all deps demo test test-fast bench clean
+
+# The GPU benchmark (CUDA builds only). NPP, the peer it measures against, is linked only when
+# its header is present (NPP=0 leaves it out).
+ifeq ($(CUDA),1)
+NPP ?= $(if $(wildcard $(CUDA_HOME)/include/nppi.h),1,0)
+ifeq ($(NPP),1)
+BENCH_NVFLAGS := -DTSR_HAVE_NPP=1
+BENCH_LIBS    := -lnppif -lnppist -lnppidei -lnppicc -lnppig -lnppc
+endif
+$(BUILD)/obj/bench/cuda_bench.o: bench/cuda_bench.cu $(HEADERS) | $(BUILD)/.deps-build
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVFLAGS) $(BENCH_NVFLAGS) -DTSR_HAVE_CUDA=1 -c $< -o $@
+
+$(BUILD)/tessera-bench-cuda: $(BUILD)/obj/bench/cuda_bench.o $(BUILD)/libtessera.a
+	$(LINK) -o $@ $^ $(BENCH_LIBS) $(LDLIBS) $(LDFLAGS)
+endif
 all: $(BUILD)/tessera $(BUILD)/libtessera.a
 
 $(BUILD)/.deps-build: scripts/deps.sh

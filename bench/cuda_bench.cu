@@ -137,8 +137,11 @@ static tsr_image random_device(int w, int h, int cn)
     return dev;
 }
 
-/* Time one CUDA variant of op on device images; dst is allocated to the op's shape. */
-static double time_variant(const tsr_op *op, const tsr_variant *v, const tsr_image *src, const void *params)
+/* Time one CUDA variant of op on device images; dst is allocated to the op's shape. With
+ * 'keep' (a host image of that shape, or data NULL to allocate one) the last result is copied
+ * there, for checking that tuning knobs leave the output unchanged. */
+static double time_variant(const tsr_op *op, const tsr_variant *v, const tsr_image *src, const void *params,
+                           tsr_image *keep = NULL)
 {
     tsr_image shape = {0}, dst;
     tsr_exec ex = {TSR_BACKEND_CUDA, v->name, g_stream, 0};
@@ -149,8 +152,23 @@ static double time_variant(const tsr_op *op, const tsr_variant *v, const tsr_ima
         if (s) fprintf(stderr, "%s/%s: %s\n", op->name, v->name, tsr_last_error());
         return s == TSR_OK;
     });
+    if (keep && us >= 0) {
+        if (!keep->data && tsr_image_create(keep, shape.width, shape.height, shape.channels, shape.depth, TSR_HOST))
+            us = -1;
+        else if (tsr_image_copy(&dst, keep, g_stream) || tsr_stream_sync(g_stream))
+            us = -1;
+    }
     tsr_image_free(&dst);
     return us;
+}
+
+/* Whether two host images hold the same pixels. */
+static int same_image(const tsr_image *a, const tsr_image *b)
+{
+    size_t row = tsr_image_row_bytes(a);
+    for (int y = 0; y < a->height; y++)
+        if (memcmp((char *)a->data + (size_t)y * a->stride, (char *)b->data + (size_t)y * b->stride, row)) return 0;
+    return 1;
 }
 
 #ifdef TSR_HAVE_NPP
@@ -356,31 +374,75 @@ int main(int argc, char **argv)
             }
         }
         if (strips && si == 0) {
-            /* box/fast strip-height sweep (TSR_CUDA_BOX_STRIP) at radii 1 and 64. */
+            /* box/fast sweep: strip height (TSR_CUDA_BOX_STRIP) x samples per block
+             * (TSR_CUDA_BOX_EXT) x register cap (TSR_CUDA_BOX_MINB); every output compared with
+             * the default configuration's (which the tests tie to the reference). */
             const tsr_op *op = tsr_op_find("box");
             const tsr_variant *fast = NULL;
             for (int vi = 0; op->variants[vi]; vi++)
                 if (op->variants[vi]->backend == TSR_BACKEND_CUDA && !strcmp(op->variants[vi]->name, "fast"))
                     fast = op->variants[vi];
-            static const int hs[] = {16, 32, 64, 129, 258, 512, 1024};
-            static const int ext[] = {1024, 2048, 4096, 8192};
-            printf("\n-- box/fast sweep: strip height x samples per block\n");
-            for (int r : {1, 64})
-                for (int e : ext)
-                    for (int sh : hs) {
-                        bench_case c;
-                        char val[16], lab[64];
-                        memset(&c, 0, sizeof c);
-                        c.p.box = {r, -1, -1, TSR_BORDER_REFLECT101, 0};
-                        snprintf(val, sizeof val, "%d", sh);
-                        setenv("TSR_CUDA_BOX_STRIP", val, 1);
-                        snprintf(val, sizeof val, "%d", e);
-                        setenv("TSR_CUDA_BOX_EXT", val, 1);
-                        snprintf(lab, sizeof lab, "r=%d strip=%d ext=%d", r, sh, e);
-                        print_row("box", "fast", lab, time_variant(op, fast, &g, &c.p), 2.0 * w * h, NULL, -1);
-                    }
-            unsetenv("TSR_CUDA_BOX_STRIP");
-            unsetenv("TSR_CUDA_BOX_EXT");
+            static const int hs[] = {16, 32, 64, 128, 256};
+            static const int ext[] = {1024, 2048, 4096};
+            int saved_runs = g_runs;
+            g_runs = 10;
+            printf("\n-- box/fast sweep (10 runs each): strip height, samples per block, register cap\n");
+            for (int r : {1, 15, 64}) {
+                bench_case c;
+                tsr_image ref = {0};
+                memset(&c, 0, sizeof c);
+                c.p.box = {r, -1, -1, TSR_BORDER_REFLECT101, 0};
+                double def_us = time_variant(op, fast, &g, &c.p, &ref);
+                char lab0[64];
+                snprintf(lab0, sizeof lab0, "r=%d default", r);
+                print_row("box", "fast", lab0, def_us, 2.0 * w * h, NULL, -1);
+                for (int minb : {2, 1})
+                    for (int e : ext)
+                        for (int sh : hs) {
+                            char val[16], lab[64];
+                            tsr_image out = {0};
+                            snprintf(val, sizeof val, "%d", sh);
+                            setenv("TSR_CUDA_BOX_STRIP", val, 1);
+                            snprintf(val, sizeof val, "%d", e);
+                            setenv("TSR_CUDA_BOX_EXT", val, 1);
+                            snprintf(val, sizeof val, "%d", minb);
+                            setenv("TSR_CUDA_BOX_MINB", val, 1);
+                            double us = time_variant(op, fast, &g, &c.p, &out);
+                            snprintf(lab, sizeof lab, "r=%d sh=%d ext=%d minb=%d%s", r, sh, e, minb,
+                                     out.data && ref.data && same_image(&out, &ref) ? "" : " DIFF");
+                            print_row("box", "fast", lab, us, 2.0 * w * h, NULL, -1);
+                            tsr_image_free(&out);
+                        }
+                unsetenv("TSR_CUDA_BOX_STRIP");
+                unsetenv("TSR_CUDA_BOX_EXT");
+                unsetenv("TSR_CUDA_BOX_MINB");
+                tsr_image_free(&ref);
+            }
+            /* column sums: rows per band (TSR_CUDA_SUMS_BAND) */
+            {
+                const tsr_op *sop = tsr_op_find("sums");
+                const tsr_variant *tiled = NULL;
+                for (int vi = 0; sop->variants[vi]; vi++)
+                    if (sop->variants[vi]->backend == TSR_BACKEND_CUDA && !strcmp(sop->variants[vi]->name, "tiled"))
+                        tiled = sop->variants[vi];
+                tsr_sums_params sp = {TSR_AXIS_COLUMNS};
+                tsr_image ref = {0};
+                time_variant(sop, tiled, &g, &sp, &ref);
+                for (int band : {32, 64, 128, 256, 512, 1024}) {
+                    char val[16], lab[64];
+                    tsr_image out = {0};
+                    snprintf(val, sizeof val, "%d", band);
+                    setenv("TSR_CUDA_SUMS_BAND", val, 1);
+                    double us = time_variant(sop, tiled, &g, &sp, &out);
+                    snprintf(lab, sizeof lab, "columns band=%d%s", band,
+                             out.data && ref.data && same_image(&out, &ref) ? "" : " DIFF");
+                    print_row("sums", "tiled", lab, us, (double)w * h + 4.0 * w, NULL, -1);
+                    tsr_image_free(&out);
+                }
+                unsetenv("TSR_CUDA_SUMS_BAND");
+                tsr_image_free(&ref);
+            }
+            g_runs = saved_runs;
         }
         tsr_image_free(&g);
         tsr_image_free(&rgb);

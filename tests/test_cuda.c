@@ -178,7 +178,7 @@ TEST(test_cuda_supports_boundaries)
     tsr_image g16 = {64, 64, 1, TSR_U16, 128, (void *)16, TSR_DEVICE, 0};
     tsr_box_params r1 = {1, -1, -1, 0, 0}, r2 = {2, -1, -1, 0, 0}, r1y2 = {1, 1, 2, 0, 0};
     tsr_box_params r16 = {16, -1, -1, 0, 0}, r17 = {16, 17, -1, 0, 0}, huge = {0, 60000, 3, 0, 0};
-    tsr_box_params wide = {0, 3000, 3, 0, 0};
+    tsr_box_params wide = {0, 1500, 3, 0, 0};
     tsr_threshold_params b33 = {33, 0, 0, 0, 255}, b35 = {35, 0, 0, 0, 255};
     tsr_sums_params cols = {TSR_AXIS_COLUMNS}, rows = {TSR_AXIS_ROWS};
     if (!tsr_cuda_compiled()) SKIP("no CUDA device");

@@ -299,8 +299,8 @@ static tsr_status tsr__threshold_tile(const tsr_image *src, tsr_image *dst, cons
 /* ------------------------------------------------------------------------ fast */
 
 /* Tiles start on, and their left halo is rounded up to, multiples of this many pixels, so that
- * 16-byte loads and stores stay aligned whatever the channel count. */
-enum { TSR_FAST_ALIGN = 16 };
+ * 8-byte loads and stores stay aligned whatever the channel count and depth. */
+enum { TSR_FAST_ALIGN = 16, TSR_FAST_MAX_THREADS = 512 };
 
 /* Geometry of one fast launch (see tsr__box_fast_plan). */
 struct tsr__fast_geom {
@@ -309,89 +309,133 @@ struct tsr__fast_geom {
     int ext_px;       /* pixels of the extended row a block holds: floor(threads * V / cn) */
     int strip_h;      /* rows per strip */
     int nstrips;
-    int vec_src, vec_dst; /* 16-byte accesses allowed (pointers and strides aligned) */
+    int vec_src, vec_dst; /* 8-byte accesses allowed (pointers and strides aligned) */
 };
 
 /* Shared-memory index with one pad word per 32, which makes the stride-V accesses of the scan
  * and the arbitrary offsets of the window differences free of bank conflicts. */
 __device__ static inline int tsr__pad(int i) { return i + (i >> 5); }
 
-/* One block per (tile of columns, strip of rows). Each thread owns V consecutive samples of
- * the extended row [x0 - lead, x0 + tile_w + rx) and keeps their vertical window sums in
- * registers, updated by one row in and one row out per output row (16-byte loads away from
- * the edges, the next row prefetched). Each row's sums are then prefix-scanned across the
- * block (per channel: planar order in shared memory when cn > 1), and every output is the
- * difference of two prefix values, so the cost does not depend on either radius. S is the
- * sum type: 32-bit sums may wrap in the prefix, their differences stay exact. */
-template <class T, class S, int V>
-__global__ void __launch_bounds__(1024) tsr__box_fast_kernel(tsr__box_args a, tsr__fast_geom g)
+/* Sample k of an 8-byte pack of T (k is a constant once the caller's loop is unrolled, so this
+ * is one bit-field extract; a union would force the pack into local memory). */
+template <class T>
+__device__ __forceinline__ unsigned tsr__pk_get(uint2 w, int k)
 {
-    union Pack {
-        uint4 u;
-        T e[V];
-    };
+    if (sizeof(T) == 1) return ((k < 4 ? w.x : w.y) >> (8 * (k & 3))) & 0xffu;
+    return ((k < 2 ? w.x : w.y) >> (16 * (k & 1))) & 0xffffu;
+}
+
+/* Set sample k of a pack that is zero there. */
+template <class T>
+__device__ __forceinline__ void tsr__pk_set(uint2 &w, int k, unsigned v)
+{
+    if (sizeof(T) == 1) {
+        if (k < 4) w.x |= v << (8 * (k & 3));
+        else w.y |= v << (8 * (k & 3));
+    } else {
+        if (k < 2) w.x |= v << (16 * (k & 1));
+        else w.y |= v << (16 * (k & 1));
+    }
+}
+
+/* The edge case of tsr__fast_load, out of line to keep the main loop's registers free: the
+ * samples one by one, each column mapped through the border. */
+template <class T, int CN>
+__device__ __noinline__ uint2 tsr__fast_load_edge(const tsr__box_args &a, const T *row, int xs, int o0)
+{
+    constexpr int V = 8 / (int)sizeof(T);
+    uint2 w = make_uint2(0, 0);
+#pragma unroll
+    for (int v = 0; v < V; v++) {
+        int es = o0 + v, px = es / CN, c = es - px * CN;
+        int mx = tsr__cu_border_index(xs + px, a.w, a.border);
+        tsr__pk_set<T>(w, v, mx < 0 ? (unsigned)a.value : (unsigned)row[(size_t)mx * CN + c]);
+    }
+    return w;
+}
+
+/* The V = 8 / sizeof(T) extended samples [o0, o0 + V) of mapped row yy, the extended row
+ * starting at pixel xs: one 8-byte load when they lie inside the row and 'vec' allows it, else
+ * sample by sample with the border applied (yy < 0: the constant border's row). */
+template <class T, int CN>
+__device__ __forceinline__ uint2 tsr__fast_load(const tsr__box_args &a, int yy, int xs, int o0, int vec)
+{
+    constexpr int V = 8 / (int)sizeof(T);
+    uint2 w = make_uint2(0, 0);
+    if (yy < 0) {
+        unsigned splat = sizeof(T) == 1 ? (unsigned)a.value * 0x01010101u : (unsigned)a.value * 0x00010001u;
+        return make_uint2(splat, splat);
+    }
+    const T *row = tsr__cu_row<T>(a.src, a.sstride, yy);
+    long long first = (long long)xs * CN + o0;
+    if (vec && first >= 0 && first + V <= (long long)a.w * CN) return __ldg((const uint2 *)(row + first));
+    return tsr__fast_load_edge<T, CN>(a, row, xs, o0);
+}
+
+/* The rounded mean for a method fixed at compile time (MODE 0: float, 1: double, both with
+ * sums + offset below 2^32 as the planner guarantees; -1: chosen at run time). */
+template <int MODE, class S>
+__device__ __forceinline__ unsigned tsr__fast_mean(S s, const tsr__cu_mean &m)
+{
+    if (MODE == 0) return __float2uint_rz(__fmul_rn(__fadd_rn(__uint2float_rn((unsigned)s + (unsigned)m.half), 0.5f), m.invf));
+    if (MODE == 1) return __double2uint_rz(__dmul_rn(__dadd_rn(__uint2double_rn((unsigned)s + (unsigned)m.half), 0.5), m.invd));
+    return tsr__cu_round_mean((unsigned long long)s, m);
+}
+
+/* One block per (tile of columns, strip of rows). Each thread owns V = 8 / sizeof(T)
+ * consecutive samples of the extended row [x0 - lead, x0 + tile_w + rx) and keeps their
+ * vertical window sums in registers, updated by one row in and one row out per output row
+ * (8-byte loads away from the edges, the next rows prefetched). Each row's sums are then
+ * prefix-scanned across the block (per channel: planar order in shared memory when CN > 1),
+ * and every output is the difference of two prefix values, so the cost does not depend on
+ * either radius. S is the sum type: 32-bit sums may wrap in the prefix, their differences stay
+ * exact. CN and the rounding method are template parameters so that every index and every
+ * mean compiles to a few instructions. MINB (blocks of 512 per SM) caps the registers: 2 gives 64
+ * per thread (full occupancy, a few spills), 1 gives up to 128. */
+template <class T, class S, int CN, int MODE, int MINB>
+__global__ void __launch_bounds__(TSR_FAST_MAX_THREADS, MINB) tsr__box_fast_kernel(tsr__box_args a, tsr__fast_geom g)
+{
+    constexpr int V = 8 / (int)sizeof(T);
     extern __shared__ __align__(16) unsigned char tsr__fast_smem_raw[];
     const int nt = blockDim.x, t = threadIdx.x, lane = t & 31, warp = t >> 5, nwarps = nt >> 5;
-    const int cn = a.cn, E = nt * V, padE = tsr__pad(E - 1) + 1, Ep = g.ext_px;
+    const int E = nt * V, padE = tsr__pad(E - 1) + 1, Ep = g.ext_px;
     S *P0 = (S *)tsr__fast_smem_raw, *P1 = P0 + padE, *wt = P1 + padE, *colsh = wt + 64;
     const int x0 = blockIdx.x * g.tile_w, xs = x0 - g.lead;
-    const int interior = g.vec_src && xs >= 0 && (long long)xs * cn + E <= (long long)a.w * cn;
-    const int o0 = t * V, tile_samples = g.tile_w * cn, row_samples = a.w * cn;
-    const int active_out = o0 < tile_samples && x0 * cn + o0 < row_samples;
-    const int full_out = o0 + V <= tile_samples && x0 * cn + o0 + V <= row_samples;
-
-    /* The V extended samples of this thread in mapped row yy (-1: outside, constant border). */
-    auto load_row = [&](int yy, Pack &pk) {
-        if (yy < 0) {
-#pragma unroll
-            for (int v = 0; v < V; v++) pk.e[v] = (T)a.value;
-            return;
-        }
-        const T *row = tsr__cu_row<T>(a.src, a.sstride, yy);
-        if (interior) {
-            pk.u = __ldg((const uint4 *)(row + (size_t)xs * cn + o0));
-        } else {
-#pragma unroll
-            for (int v = 0; v < V; v++) {
-                int es = o0 + v, px = es / cn, c = es - px * cn;
-                int mx = tsr__cu_border_index(xs + px, a.w, a.border);
-                pk.e[v] = mx < 0 ? (T)a.value : row[(size_t)mx * cn + c];
-            }
-        }
-    };
+    const int o0 = t * V, tile_samples = g.tile_w * CN, row_samples = a.w * CN, out0 = x0 * CN + o0;
+    const int active_out = o0 < tile_samples && out0 < row_samples;
+    const int full_out = o0 + V <= tile_samples && out0 + V <= row_samples;
 
     for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y) {
         const int y_begin = strip * g.strip_h, y_end = min(a.h, y_begin + g.strip_h);
         S col[V];
-        Pack in_n, out_n;
+        uint2 in_n = make_uint2(0, 0), out_n = make_uint2(0, 0);
         int buf = 0;
 #pragma unroll
         for (int v = 0; v < V; v++) col[v] = 0;
         for (int k = -a.ry; k <= a.ry; k++) {
-            Pack pk;
-            load_row(tsr__cu_border_index(y_begin + k, a.h, a.border), pk);
+            uint2 w = tsr__fast_load<T, CN>(a, tsr__cu_border_index(y_begin + k, a.h, a.border), xs, o0, g.vec_src);
 #pragma unroll
-            for (int v = 0; v < V; v++) col[v] += (S)pk.e[v];
+            for (int v = 0; v < V; v++) col[v] += (S)tsr__pk_get<T>(w, v);
         }
         for (int y = y_begin; y < y_end; y++) {
             if (y + 1 < y_end) {   /* prefetch the rows that enter and leave for row y + 1 */
-                load_row(tsr__cu_border_index(y + 1 + a.ry, a.h, a.border), in_n);
-                load_row(tsr__cu_border_index(y - a.ry, a.h, a.border), out_n);
+                in_n = tsr__fast_load<T, CN>(a, tsr__cu_border_index(y + 1 + a.ry, a.h, a.border), xs, o0, g.vec_src);
+                out_n = tsr__fast_load<T, CN>(a, tsr__cu_border_index(y - a.ry, a.h, a.border), xs, o0, g.vec_src);
             }
-            /* Inclusive prefix of the column sums across the block (planar order if cn > 1). */
+            /* Inclusive prefix of the column sums across the block (planar order if CN > 1). */
             S p[V];
-            if (cn == 1) {
+            if (CN == 1) {
 #pragma unroll
                 for (int v = 0; v < V; v++) p[v] = col[v];
             } else {
 #pragma unroll
                 for (int v = 0; v < V; v++) {
-                    int es = o0 + v, px = es / cn, c = es - px * cn;
+                    int es = o0 + v, px = es / CN, c = es - px * CN;
                     if (px < Ep) colsh[tsr__pad(c * Ep + px)] = col[v];
                 }
                 __syncthreads();
 #pragma unroll
-                for (int v = 0; v < V; v++) p[v] = o0 + v < cn * Ep ? colsh[tsr__pad(o0 + v)] : (S)0;
+                for (int v = 0; v < V; v++) p[v] = o0 + v < CN * Ep ? colsh[tsr__pad(o0 + v)] : (S)0;
             }
 #pragma unroll
             for (int v = 1; v < V; v++) p[v] += p[v - 1];
@@ -417,42 +461,41 @@ __global__ void __launch_bounds__(1024) tsr__box_fast_kernel(tsr__box_args a, ts
             __syncthreads();
             /* Outputs: the window of output sample o is planar prefix (lo, hi]. */
             if (active_out) {
-                Pack res, sv;
+                uint2 res = make_uint2(0, 0), sv = make_uint2(0, 0);
                 T *drow = tsr__cu_row<T>(a.dst, a.dstride, y);
-                const T *srow = tsr__cu_row<T>(a.src, a.sstride, y);
                 if (a.thresh) {
-                    if (full_out && g.vec_src) sv.u = __ldg((const uint4 *)(srow + (size_t)x0 * cn + o0));
+                    const T *srow = tsr__cu_row<T>(a.src, a.sstride, y);
+                    if (full_out && g.vec_src) sv = __ldg((const uint2 *)(srow + out0));
                     else
 #pragma unroll
                         for (int v = 0; v < V; v++)
-                            sv.e[v] = x0 * cn + o0 + v < row_samples ? srow[(size_t)x0 * cn + o0 + v] : (T)0;
+                            if (out0 + v < row_samples) tsr__pk_set<T>(sv, v, srow[out0 + v]);
                 }
 #pragma unroll
                 for (int v = 0; v < V; v++) {
-                    int o = o0 + v, j = o / cn, c = o - j * cn;
+                    int o = o0 + v, j = o / CN, c = o - j * CN;
                     int hi = c * Ep + j + g.lead + a.rx, lo = hi - (2 * a.rx + 1);
+                    if (o >= tile_samples) continue;   /* past the tile: hi would leave the row */
                     S sum = P[tsr__pad(hi)] - (lo >= 0 ? P[tsr__pad(lo)] : (S)0);
-                    unsigned m = tsr__cu_round_mean((unsigned long long)sum, a.mean);
+                    unsigned m = tsr__fast_mean<MODE, S>(sum, a.mean);
                     if (a.thresh) {
-                        int diff = (int)sv.e[v] - (int)m;
+                        int diff = (int)tsr__pk_get<T>(sv, v) - (int)m;
                         int pass = a.inverse ? diff <= -a.idelta : diff > -a.idelta;
-                        res.e[v] = (T)(pass ? a.maxval : 0);
-                    } else {
-                        res.e[v] = (T)m;
+                        m = pass ? (unsigned)a.maxval : 0u;
                     }
+                    tsr__pk_set<T>(res, v, m);
                 }
                 if (full_out && g.vec_dst) {
-                    *(uint4 *)(drow + (size_t)x0 * cn + o0) = res.u;
+                    *(uint2 *)(drow + out0) = res;
                 } else {
 #pragma unroll
                     for (int v = 0; v < V; v++)
-                        if (o0 + v < tile_samples && x0 * cn + o0 + v < row_samples)
-                            drow[(size_t)x0 * cn + o0 + v] = res.e[v];
+                        if (o0 + v < tile_samples && out0 + v < row_samples) drow[out0 + v] = (T)tsr__pk_get<T>(res, v);
                 }
             }
             if (y + 1 < y_end) {
 #pragma unroll
-                for (int v = 0; v < V; v++) col[v] += (S)in_n.e[v] - (S)out_n.e[v];
+                for (int v = 0; v < V; v++) col[v] += (S)tsr__pk_get<T>(in_n, v) - (S)tsr__pk_get<T>(out_n, v);
             }
             buf ^= 1;
         }
@@ -498,11 +541,11 @@ static int tsr__env_int(const char *name, int def)
 static int tsr__box_fast_plan(const tsr__box_args &a, int depth, const tsr_image *src, const tsr_image *dst,
                               tsr__fast_geom *g, int *threads, size_t *smem)
 {
-    const int V = 16 / depth, cn = a.cn;
+    const int V = 8 / depth, cn = a.cn;
     const size_t ssize = tsr__box_sums_fit_32(a, depth) ? 4 : 8;
     long long lead = ((long long)a.rx + TSR_FAST_ALIGN - 1) / TSR_FAST_ALIGN * TSR_FAST_ALIGN;
     long long need_min = (lead + TSR_FAST_ALIGN + a.rx) * cn;   /* samples for a 16-pixel tile */
-    int max_nt = 1024;
+    int max_nt = TSR_FAST_MAX_THREADS;
     while (max_nt > 32 && tsr__fast_smem(max_nt, V, cn, ssize) > tsr__cu_smem_optin()) max_nt -= 32;
     if (need_min > (long long)max_nt * V) return 0;
     if (!g) return 1;
@@ -515,9 +558,9 @@ static int tsr__box_fast_plan(const tsr__box_args &a, int depth, const tsr_image
     long long tw = ((a.w + ntiles - 1) / ntiles + TSR_FAST_ALIGN - 1) / TSR_FAST_ALIGN * TSR_FAST_ALIGN;
     int nt = (int)(((lead + tw + a.rx) * cn + V - 1) / V);
     nt = (nt + 31) / 32 * 32;
-    /* Strips: enough rows in flight for the device (about 1024 threads per SM), but at least
+    /* Strips: enough rows in flight for the device (2048 threads per SM), but at least
      * 2*ry+1 rows each, since every strip first sums that many rows. */
-    long long goal = (long long)tsr__cu_sm_count() * 1024;
+    long long goal = (long long)tsr__cu_sm_count() * 2048;
     long long per_strip = ntiles * nt;
     long long ns = (goal + per_strip - 1) / per_strip;
     long long sh = (a.h + ns - 1) / ns;
@@ -530,8 +573,8 @@ static int tsr__box_fast_plan(const tsr__box_args &a, int depth, const tsr_image
     g->ext_px = nt * V / cn;
     g->strip_h = (int)sh;
     g->nstrips = (int)((a.h + sh - 1) / sh);
-    g->vec_src = tsr__cu_aligned(src->data, src->stride, 16);
-    g->vec_dst = tsr__cu_aligned(dst->data, dst->stride, 16);
+    g->vec_src = tsr__cu_aligned(src->data, src->stride, 8);
+    g->vec_dst = tsr__cu_aligned(dst->data, dst->stride, 8);
     *threads = nt;
     *smem = tsr__fast_smem(nt, V, cn, ssize);
     (void)ntiles;
@@ -547,21 +590,39 @@ static tsr_status tsr__cu_allow_smem(K kernel, size_t bytes)
                             "cudaFuncSetAttribute(box fast shared memory)");
 }
 
-template <class T, class S>
+template <class T, class S, int CN, int MODE, int MINB>
 static tsr_status tsr__box_fast_launch_typed(const tsr__box_args &a, const tsr__fast_geom &g, int nt, size_t smem,
                                              cudaStream_t st, const char *what)
 {
-    constexpr int V = 16 / sizeof(T);
-    tsr_status s = tsr__cu_allow_smem(tsr__box_fast_kernel<T, S, V>, smem);
+    tsr_status s = tsr__cu_allow_smem(tsr__box_fast_kernel<T, S, CN, MODE, MINB>, smem);
     if (s) return s;
     dim3 grid(tsr__div_up((unsigned)a.w, (unsigned)g.tile_w),
               (unsigned)(g.nstrips < TSR_CU_MAX_GRID_Y ? g.nstrips : TSR_CU_MAX_GRID_Y));
-    tsr__box_fast_kernel<T, S, V><<<grid, nt, smem, st>>>(a, g);
+    tsr__box_fast_kernel<T, S, CN, MODE, MINB><<<grid, nt, smem, st>>>(a, g);
     return TSR_CUDA_LAUNCHED(what);
 }
 
+/* The kernel for the channel count. The 8-bit gray float-mean case (the common one) also
+ * exists with 128 registers, chosen by TSR_CUDA_BOX_MINB=1 for measurements. */
+template <class T, class S, int MODE>
+static tsr_status tsr__box_fast_by_cn(const tsr__box_args &a, const tsr__fast_geom &g, int nt, size_t smem,
+                                      cudaStream_t st, const char *what)
+{
+    switch (a.cn) {
+    case 1:
+        if (sizeof(T) == 1 && sizeof(S) == 4 && MODE == 0 && tsr__env_int("TSR_CUDA_BOX_MINB", 2) == 1)
+            return tsr__box_fast_launch_typed<T, S, 1, MODE, 1>(a, g, nt, smem, st, what);
+        return tsr__box_fast_launch_typed<T, S, 1, MODE, 2>(a, g, nt, smem, st, what);
+    case 2: return tsr__box_fast_launch_typed<T, S, 2, MODE, 2>(a, g, nt, smem, st, what);
+    case 3: return tsr__box_fast_launch_typed<T, S, 3, MODE, 2>(a, g, nt, smem, st, what);
+    default: return tsr__box_fast_launch_typed<T, S, 4, MODE, 2>(a, g, nt, smem, st, what);
+    }
+}
+
 /* Run the fast kernel for box or threshold arguments; TSR_E_UNSUPPORTED if the radius is too
- * large for it (supports() says so beforehand). */
+ * large for it (supports() says so beforehand). 32-bit sums where they cannot overflow, with
+ * the float mean for 8-bit areas up to 8191 and the double mean otherwise (both exact with
+ * sums below 2^32); 64-bit sums choose their method at run time. */
 static tsr_status tsr__box_fast_run(const tsr__box_args &a, const tsr_image *src, tsr_image *dst, cudaStream_t st,
                                     const char *what)
 {
@@ -571,11 +632,13 @@ static tsr_status tsr__box_fast_run(const tsr__box_args &a, const tsr_image *src
     if (!tsr__box_fast_plan(a, src->depth, src, dst, &g, &nt, &smem))
         return tsr__fail(TSR_E_UNSUPPORTED, "%s: horizontal radius %d is too large for one block", what, a.rx);
     int fit32 = tsr__box_sums_fit_32(a, src->depth);
-    if (src->depth == TSR_U8)
-        return fit32 ? tsr__box_fast_launch_typed<uint8_t, uint32_t>(a, g, nt, smem, st, what)
-                     : tsr__box_fast_launch_typed<uint8_t, unsigned long long>(a, g, nt, smem, st, what);
-    return fit32 ? tsr__box_fast_launch_typed<uint16_t, uint32_t>(a, g, nt, smem, st, what)
-                 : tsr__box_fast_launch_typed<uint16_t, unsigned long long>(a, g, nt, smem, st, what);
+    if (src->depth == TSR_U8) {
+        if (!fit32) return tsr__box_fast_by_cn<uint8_t, unsigned long long, -1>(a, g, nt, smem, st, what);
+        return a.mean.mode == 0 ? tsr__box_fast_by_cn<uint8_t, uint32_t, 0>(a, g, nt, smem, st, what)
+                                : tsr__box_fast_by_cn<uint8_t, uint32_t, 1>(a, g, nt, smem, st, what);
+    }
+    return fit32 ? tsr__box_fast_by_cn<uint16_t, uint32_t, 1>(a, g, nt, smem, st, what)
+                 : tsr__box_fast_by_cn<uint16_t, unsigned long long, -1>(a, g, nt, smem, st, what);
 }
 
 /* box/fast handles horizontal radii whose extended row fits one block (a few thousand). */

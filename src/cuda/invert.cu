@@ -68,7 +68,45 @@ __global__ void tsr__invert_vec_kernel(const unsigned char *src, size_t sstride,
     }
 }
 
+static tsr_status tsr__invert_vec16_rows(const tsr_image *src, tsr_image *dst, const void *params,
+                                         const tsr_exec *ex);
+
+/* Both images 16-byte aligned (base and stride): the rows' 16-byte chunks as one flat index
+ * space, so short rows still fill whole blocks. Chunk index 'cpr' of a row (one past its
+ * whole chunks) stands for the row's tail bytes, done one by one. */
+__global__ void tsr__invert_flat_kernel(const unsigned char *src, size_t sstride, unsigned char *dst, size_t dstride,
+                                        size_t row_bytes, size_t cpr, size_t total)
+{
+    size_t per_row = cpr + (row_bytes % 16 != 0);
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (size_t)gridDim.x * blockDim.x) {
+        size_t y = total <= 0xffffffffu ? (unsigned)i / (unsigned)per_row : i / per_row, c = i - y * per_row;
+        const unsigned char *s = src + y * sstride;
+        unsigned char *d = dst + y * dstride;
+        if (c < cpr) {
+            uint4 r = __ldg((const uint4 *)s + c);
+            ((uint4 *)d)[c] = make_uint4(~r.x, ~r.y, ~r.z, ~r.w);
+        } else {
+            for (size_t b = cpr * 16; b < row_bytes; b++) d[b] = (unsigned char)~s[b];
+        }
+    }
+}
+
 static tsr_status tsr__invert_vec16(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
+{
+    if (tsr__cu_aligned(src->data, src->stride, 16) && tsr__cu_aligned(dst->data, dst->stride, 16)) {
+        size_t row = tsr_image_row_bytes(src), cpr = row / 16;
+        size_t total = (cpr + (row % 16 != 0)) * (size_t)src->height;
+        size_t blocks = (total + 255) / 256, cap = (size_t)tsr__cu_sm_count() * 64;
+        (void)params;
+        tsr__invert_flat_kernel<<<(unsigned)(blocks < cap ? blocks : cap), 256, 0, (cudaStream_t)ex->stream>>>(
+            (const unsigned char *)src->data, src->stride, (unsigned char *)dst->data, dst->stride, row, cpr, total);
+        return TSR_CUDA_LAUNCHED("invert/vec16 kernel");
+    }
+    return tsr__invert_vec16_rows(src, dst, params, ex);
+}
+
+/* Unaligned images: one row per grid.y index, head and tail bytes apart. */
+static tsr_status tsr__invert_vec16_rows(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
 {
     size_t row = tsr_image_row_bytes(src);
     int vec = ((uintptr_t)src->data - (uintptr_t)dst->data) % 16 == 0 && (src->stride - dst->stride) % 16 == 0;

@@ -10,11 +10,13 @@
 
 /* ------------------------------------------------------------------------ integer factors */
 
-/* One thread per output pixel (all channels): the fx x fy cell summed exactly. */
-template <class T, class S>
+/* One thread per output pixel (all CN channels, a template parameter so the per-channel sums
+ * stay in registers): the fx x fy cell summed exactly. */
+template <class T, class S, int CN>
 __global__ void tsr__resize_int_kernel(const unsigned char *src, size_t sstride, unsigned char *dst, size_t dstride,
-                                       int dw, int dh, int cn, int fx, int fy, float inv_area, unsigned maxv)
+                                       int dw, int dh, int fx, int fy, float inv_area, unsigned maxv)
 {
+    constexpr int cn = CN;
     int dx = blockIdx.x * blockDim.x + threadIdx.x;
     if (dx >= dw) return;
     for (long long dy = blockIdx.y; dy < dh; dy += gridDim.y) {
@@ -22,9 +24,11 @@ __global__ void tsr__resize_int_kernel(const unsigned char *src, size_t sstride,
         for (long long y = dy * fy; y < dy * fy + fy; y++) {
             const T *row = (const T *)(src + (size_t)y * sstride) + (size_t)dx * fx * cn;
             for (int k = 0; k < fx * cn; k += cn)
+#pragma unroll
                 for (int c = 0; c < cn; c++) sum[c] += __ldg(row + k + c);
         }
         T *d = (T *)(dst + (size_t)dy * dstride) + (size_t)dx * cn;
+#pragma unroll
         for (int c = 0; c < cn; c++) {
             unsigned v;
             if (fx == 1 && fy == 1) v = (unsigned)sum[c];
@@ -46,14 +50,25 @@ static tsr_status tsr__resize_int(const tsr_image *src, tsr_image *dst, int fx, 
     dim3 block(128), grid(tsr__div_up((unsigned)dst->width, 128), tsr__cu_grid_rows(dst->height));
     const unsigned char *s = (const unsigned char *)src->data;
     unsigned char *d = (unsigned char *)dst->data;
-    int dw = dst->width, dh = dst->height, cn = src->channels;
-    if (src->depth == TSR_U8) {
-        if (fit32) tsr__resize_int_kernel<uint8_t, uint32_t><<<grid, block, 0, st>>>(s, src->stride, d, dst->stride, dw, dh, cn, fx, fy, inv_area, maxv);
-        else tsr__resize_int_kernel<uint8_t, unsigned long long><<<grid, block, 0, st>>>(s, src->stride, d, dst->stride, dw, dh, cn, fx, fy, inv_area, maxv);
-    } else {
-        if (fit32) tsr__resize_int_kernel<uint16_t, uint32_t><<<grid, block, 0, st>>>(s, src->stride, d, dst->stride, dw, dh, cn, fx, fy, inv_area, maxv);
-        else tsr__resize_int_kernel<uint16_t, unsigned long long><<<grid, block, 0, st>>>(s, src->stride, d, dst->stride, dw, dh, cn, fx, fy, inv_area, maxv);
+    int dw = dst->width, dh = dst->height;
+#define TSR_RESIZE_INT(T, S, CN) \
+    tsr__resize_int_kernel<T, S, CN><<<grid, block, 0, st>>>(s, src->stride, d, dst->stride, dw, dh, fx, fy, inv_area, maxv)
+#define TSR_RESIZE_INT_CN(T, S)                 \
+    switch (src->channels) {                    \
+    case 1: TSR_RESIZE_INT(T, S, 1); break;     \
+    case 2: TSR_RESIZE_INT(T, S, 2); break;     \
+    case 3: TSR_RESIZE_INT(T, S, 3); break;     \
+    default: TSR_RESIZE_INT(T, S, 4); break;    \
     }
+    if (src->depth == TSR_U8) {
+        if (fit32) TSR_RESIZE_INT_CN(uint8_t, uint32_t)
+        else TSR_RESIZE_INT_CN(uint8_t, unsigned long long)
+    } else {
+        if (fit32) TSR_RESIZE_INT_CN(uint16_t, uint32_t)
+        else TSR_RESIZE_INT_CN(uint16_t, unsigned long long)
+    }
+#undef TSR_RESIZE_INT_CN
+#undef TSR_RESIZE_INT
     return TSR_CUDA_LAUNCHED("resize integer-factor kernel");
 }
 
@@ -116,10 +131,11 @@ __global__ void tsr__area_tables_kernel(tsr__cu_area_axis x, tsr__cu_area_axis y
 
 /* One thread per output pixel: for each source row of the cell (weight beta) the row's weighted
  * sum in float (the reference's buf), accumulated as beta * buf in the reference's order. */
-template <class T>
+template <class T, int CN>
 __global__ void tsr__resize_area_kernel(const unsigned char *src, size_t sstride, unsigned char *dst, size_t dstride,
-                                        int cn, tsr__cu_area_axis x, tsr__cu_area_axis y, unsigned maxv)
+                                        tsr__cu_area_axis x, tsr__cu_area_axis y, unsigned maxv)
 {
+    constexpr int cn = CN;
     int dx = blockIdx.x * blockDim.x + threadIdx.x;
     if (dx >= x.dsize) return;
     const tsr__cu_area_entry *xt = x.tab + (size_t)dx * x.slots;
@@ -134,11 +150,14 @@ __global__ void tsr__resize_area_kernel(const unsigned char *src, size_t sstride
             for (int k = 0; k < nx; k++) {
                 const T *p = row + (size_t)xt[k].si * cn;
                 float alpha = xt[k].alpha;
+#pragma unroll
                 for (int c = 0; c < cn; c++) buf[c] = __fadd_rn(buf[c], __fmul_rn((float)__ldg(p + c), alpha));
             }
+#pragma unroll
             for (int c = 0; c < cn; c++) sum[c] = j == 0 ? __fmul_rn(beta, buf[c]) : __fadd_rn(sum[c], __fmul_rn(beta, buf[c]));
         }
         T *d = (T *)(dst + (size_t)dy * dstride) + (size_t)dx * cn;
+#pragma unroll
         for (int c = 0; c < cn; c++) {
             int r = __float2int_rn(sum[c]);
             d[c] = (T)(r < 0 ? 0u : (unsigned)r > maxv ? maxv : (unsigned)r);
@@ -177,10 +196,21 @@ static tsr_status tsr__resize_area(const tsr_image *src, tsr_image *dst, cudaStr
     if (!s) {
         dim3 block(128), grid(tsr__div_up((unsigned)dst->width, 128), tsr__cu_grid_rows(dst->height));
         unsigned maxv = src->depth == TSR_U8 ? 255u : 65535u;
-        if (src->depth == TSR_U8)
-            tsr__resize_area_kernel<uint8_t><<<grid, block, 0, st>>>((const unsigned char *)src->data, src->stride, (unsigned char *)dst->data, dst->stride, src->channels, x, y, maxv);
-        else
-            tsr__resize_area_kernel<uint16_t><<<grid, block, 0, st>>>((const unsigned char *)src->data, src->stride, (unsigned char *)dst->data, dst->stride, src->channels, x, y, maxv);
+        const unsigned char *sp = (const unsigned char *)src->data;
+        unsigned char *dp = (unsigned char *)dst->data;
+#define TSR_RESIZE_AREA(T, CN) \
+    tsr__resize_area_kernel<T, CN><<<grid, block, 0, st>>>(sp, src->stride, dp, dst->stride, x, y, maxv)
+#define TSR_RESIZE_AREA_CN(T)                   \
+    switch (src->channels) {                    \
+    case 1: TSR_RESIZE_AREA(T, 1); break;       \
+    case 2: TSR_RESIZE_AREA(T, 2); break;       \
+    case 3: TSR_RESIZE_AREA(T, 3); break;       \
+    default: TSR_RESIZE_AREA(T, 4); break;      \
+    }
+        if (src->depth == TSR_U8) TSR_RESIZE_AREA_CN(uint8_t)
+        else TSR_RESIZE_AREA_CN(uint16_t)
+#undef TSR_RESIZE_AREA_CN
+#undef TSR_RESIZE_AREA
         s = TSR_CUDA_LAUNCHED("resize area kernel");
     }
     {

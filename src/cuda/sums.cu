@@ -8,6 +8,14 @@
  *          Fastest for both axes (default). */
 #include "kernels_common.cuh"
 #include <type_traits>
+#include <stdlib.h>
+
+/* An integer knob from the environment (benchmark sweeps), or def. */
+static long long tsr__env_rows(const char *name, long long def)
+{
+    const char *e = getenv(name);
+    return e && *e && atoll(e) > 0 ? atoll(e) : def;
+}
 
 /* A sample of row 'row' at sample index i. */
 template <class T>
@@ -115,7 +123,7 @@ static tsr_status tsr__sums_vec16(const tsr_image *src, tsr_image *dst, const vo
 
 /* ------------------------------------------------------------------------ tiled columns */
 
-enum { TSR_COLSUM_THREADS = 256, TSR_COLSUM_UNROLL = 4 };
+enum { TSR_COLSUM_THREADS = 256, TSR_COLSUM_UNROLL = 8 };
 
 /* Sum of the samples of a 16-byte chunk into N lanes. */
 template <class T, class S, int N>
@@ -183,7 +191,7 @@ static tsr_status tsr__colsum_tiled(const tsr_image *src, tsr_image *dst, cudaSt
     int vec = tsr__cu_aligned(src->data, src->stride, 16);
     const unsigned char *s = (const unsigned char *)src->data;
     tsr_status e;
-    if (band_h < 64) band_h = 64;           /* keep the atomics few */
+    band_h = tsr__env_rows("TSR_CUDA_SUMS_BAND", band_h < 128 ? 128 : band_h);   /* keep the atomics few */
     if (band_h > 65536) band_h = 65536;     /* 32-bit partial sums of 16-bit samples */
     bands = (src->height + band_h - 1) / band_h;
     dim3 grid(bx, (unsigned)(bands < TSR_CU_MAX_GRID_Y ? bands : TSR_CU_MAX_GRID_Y));

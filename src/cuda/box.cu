@@ -534,10 +534,12 @@ static int tsr__env_int(const char *name, int def)
     return e && *e ? atoi(e) : def;
 }
 
-/* Plan a fast launch: tile width and threads from the radius, strip height from the vertical
- * radius and the parallelism the device needs. Returns 0 when the extended row of the
- * smallest tile does not fit a block (rx beyond several thousand). Knobs for measurements:
- * TSR_CUDA_BOX_STRIP (rows per strip) and TSR_CUDA_BOX_EXT (samples per block target). */
+/* Plan a fast launch: tile width and threads from the horizontal radius, strip height from
+ * the vertical radius (values from the measured sweep). Returns 0 when the extended row of the
+ * smallest tile does not fit a block of TSR_FAST_MAX_THREADS (8-bit gray: rx above about 2000;
+ * the registry then falls back to box/global). With g NULL only answers that question.
+ * Knobs for measurements: TSR_CUDA_BOX_STRIP (rows per strip), TSR_CUDA_BOX_EXT (samples per
+ * block target), TSR_CUDA_BOX_MINB (register cap, see the kernel). */
 static int tsr__box_fast_plan(const tsr__box_args &a, int depth, const tsr_image *src, const tsr_image *dst,
                               tsr__fast_geom *g, int *threads, size_t *smem)
 {
@@ -549,8 +551,10 @@ static int tsr__box_fast_plan(const tsr__box_args &a, int depth, const tsr_image
     while (max_nt > 32 && tsr__fast_smem(max_nt, V, cn, ssize) > tsr__cu_smem_optin()) max_nt -= 32;
     if (need_min > (long long)max_nt * V) return 0;
     if (!g) return 1;
-    /* Aim at ~256 threads, more when the halo would dominate the tile. */
-    long long ext = tsr__env_int("TSR_CUDA_BOX_EXT", 256 * V);
+    /* Aim at 128 threads, more when the halo would dominate the tile: the kernel is bound by
+     * each block's per-row latency, so many small blocks beat few large ones (sweep in
+     * docs/perf-notes.md: 1024 samples per block beat 2048 and 4096 at every radius). */
+    long long ext = tsr__env_int("TSR_CUDA_BOX_EXT", 128 * V);
     if (ext < 2 * need_min) ext = 2 * need_min;
     if (ext > (long long)max_nt * V) ext = (long long)max_nt * V;
     long long tw_max = (ext / cn - lead - a.rx) / TSR_FAST_ALIGN * TSR_FAST_ALIGN;
@@ -558,15 +562,11 @@ static int tsr__box_fast_plan(const tsr__box_args &a, int depth, const tsr_image
     long long tw = ((a.w + ntiles - 1) / ntiles + TSR_FAST_ALIGN - 1) / TSR_FAST_ALIGN * TSR_FAST_ALIGN;
     int nt = (int)(((lead + tw + a.rx) * cn + V - 1) / V);
     nt = (nt + 31) / 32 * 32;
-    /* Strips: enough rows in flight for the device (2048 threads per SM), but at least
-     * 2*ry+1 rows each, since every strip first sums that many rows. */
-    long long goal = (long long)tsr__cu_sm_count() * 2048;
-    long long per_strip = ntiles * nt;
-    long long ns = (goal + per_strip - 1) / per_strip;
-    long long sh = (a.h + ns - 1) / ns;
-    if (sh < 16) sh = 16;
-    if (sh < 2LL * a.ry + 1) sh = 2LL * a.ry + 1;
-    sh = tsr__env_int("TSR_CUDA_BOX_STRIP", (int)(sh < a.h ? sh : a.h));
+    /* Strips: short, for the same reason (16 rows measured best at radii 1 and 15), but at
+     * least a quarter of the 2*ry+1 rows each strip first sums (32 rows measured best at 64). */
+    long long sh = 2LL * a.ry + 1 > 64 ? (2LL * a.ry + 1) / 4 : 16;
+    if (sh > a.h) sh = a.h;
+    sh = tsr__env_int("TSR_CUDA_BOX_STRIP", (int)sh);
     if (sh < 1) sh = 1;
     g->tile_w = (int)tw;
     g->lead = (int)lead;

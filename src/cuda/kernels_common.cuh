@@ -14,6 +14,13 @@ __host__ __device__ static inline int tsr__cu_border_index(int p, int len, int b
     if ((unsigned)p < (unsigned)len) return p;
     if (border == TSR_BORDER_CONSTANT) return -1;
     if (border == TSR_BORDER_REPLICATE || len == 1) return p < 0 ? 0 : len - 1;
+    /* One reflection covers everything within one image length of the edges (every window
+     * of a radius below the image size): 32-bit arithmetic, no modulo. */
+    if (p >= -len + 1 && (long long)p < 2LL * len - 1) {
+        int delta = border == TSR_BORDER_REFLECT101;
+        int q = p < 0 ? -p - 1 + delta : (int)(2LL * len - 1 - p - delta);
+        if ((unsigned)q < (unsigned)len) return q;
+    }
     if (border == TSR_BORDER_REFLECT101) {
         long long period = 2LL * (len - 1);
         long long m = ((long long)p % period + period) % period;

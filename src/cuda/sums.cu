@@ -191,7 +191,7 @@ static tsr_status tsr__colsum_tiled(const tsr_image *src, tsr_image *dst, cudaSt
     int vec = tsr__cu_aligned(src->data, src->stride, 16);
     const unsigned char *s = (const unsigned char *)src->data;
     tsr_status e;
-    band_h = tsr__env_rows("TSR_CUDA_SUMS_BAND", band_h < 128 ? 128 : band_h);   /* keep the atomics few */
+    band_h = tsr__env_rows("TSR_CUDA_SUMS_BAND", band_h < 64 ? 64 : band_h);   /* keep the atomics few */
     if (band_h > 65536) band_h = 65536;     /* 32-bit partial sums of 16-bit samples */
     bands = (src->height + band_h - 1) / band_h;
     dim3 grid(bx, (unsigned)(bands < TSR_CU_MAX_GRID_Y ? bands : TSR_CU_MAX_GRID_Y));

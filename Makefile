@@ -46,14 +46,14 @@ ifeq ($(CUDA),1)
 NPP ?= $(if $(wildcard $(CUDA_HOME)/include/nppi.h),1,0)
 ifeq ($(NPP),1)
 BENCH_NVFLAGS := -DTSR_HAVE_NPP=1
-BENCH_LIBS    := -lnppif -lnppist -lnppidei -lnppicc -lnppig -lnppc
+BENCH_LIBS    ?= -L$(CUDA_HOME)/lib64 -lnppif -lnppial -lnppist -lnppidei -lnppicc -lnppig -lnppc
 endif
 $(BUILD)/obj/bench/cuda_bench.o: bench/cuda_bench.cu $(HEADERS) | $(BUILD)/.deps-build
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) $(BENCH_NVFLAGS) -DTSR_HAVE_CUDA=1 -c $< -o $@
 
 $(BUILD)/tessera-bench-cuda: $(BUILD)/obj/bench/cuda_bench.o $(BUILD)/libtessera.a
-	$(LINK) -o $@ $^ $(BENCH_LIBS) $(LDLIBS) $(LDFLAGS)
+	$(LINK) -o $@ $^ $(LDLIBS) $(BENCH_LIBS) $(LDFLAGS)
 endif
 all: $(BUILD)/tessera $(BUILD)/libtessera.a
 

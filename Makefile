@@ -8,7 +8,8 @@ BUILD   ?= build
 OPT     ?= -O3
 CFLAGS  ?= $(OPT) -g
 WARN    := -Wall -Wextra -Wno-unused-parameter
-ALLCFLAGS = -std=c11 -D_GNU_SOURCE -fPIC -Iinclude $(WARN) $(CFLAGS) $(EXTRA_CFLAGS)
+# Contraction stays off: bit-exact results depend on separate float multiplies and adds.
+ALLCFLAGS = -std=c11 -D_GNU_SOURCE -fPIC -ffp-contract=off -Iinclude $(WARN) $(CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS  := -lpng -ljpeg -lz -lpthread -lm
 
 NVCC    ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
@@ -16,7 +17,7 @@ CUDA    ?= $(if $(NVCC),1,0)
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 # Turing through Hopper as machine code, and PTX for newer GPUs to compile at load time.
 CUDA_ARCHS ?= 75 80 86 89 90
-NVFLAGS ?= -O3 -std=c++17 -Iinclude --expt-relaxed-constexpr -Xcompiler -fPIC,-Wall \
+NVFLAGS ?= -O3 -std=c++17 -Iinclude -fmad=false --expt-relaxed-constexpr -Xcompiler -fPIC,-Wall \
            $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
            -gencode arch=compute_90,code=compute_90 $(EXTRA_NVFLAGS)
 
@@ -36,9 +37,34 @@ CORE_SRC += src/core/nocuda.c
 LINK     := $(CC)
 endif
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o) $(CU_OBJ)
+
+# The viewer ('tessera view', src/view) needs OpenGL and EGL headers and libraries (windows also
+# X11). It is linked into build/tessera and the tests only, and left out (VIEW=0) where they are
+# missing; without X11 (VIEW_X11=0) it renders off screen only.
+tsr_links = $(shell printf '$(foreach h,$(1),\043include <$(h)>\n)int main(void){return 0;}\n' | \
+              $(CC) $(EXTRA_CFLAGS) -x c - -x none -o /dev/null $(LDFLAGS) $(2) >/dev/null 2>&1 && echo 1 || echo 0)
+ifeq ($(origin VIEW),undefined)
+VIEW     := $(call tsr_links,GL/gl.h EGL/egl.h,-lOpenGL -lEGL)
+endif
+ifeq ($(VIEW),1)
+ifeq ($(origin VIEW_X11),undefined)
+VIEW_X11 := $(call tsr_links,X11/Xlib.h,-lX11)
+endif
+VIEW_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard src/view/*.c)) \
+            $(if $(CU_OBJ),$(patsubst %.cu,$(BUILD)/obj/%.o,$(wildcard src/view/*.cu)))
+VIEW_LIBS := -lOpenGL -lEGL $(if $(filter 1,$(VIEW_X11)),-lX11)
+ALLCFLAGS += -DTSR_HAVE_VIEW=1 $(if $(filter 1,$(VIEW_X11)),-DTSR_VIEW_X11=1)
+endif
 HEADERS  := $(wildcard include/*.h src/*/*.h src/*/*.cuh)
 
-.PHONY: all deps demo test test-fast bench clean
+.PHONY: all deps demo test bench clean
+all: $(BUILD)/tessera $(BUILD)/libtessera.a $(BUILD)/libtessera.so
+
+# Files that test TSR_HAVE_VIEW or TSR_VIEW_X11 are rebuilt when VIEW or VIEW_X11 change.
+$(BUILD)/obj/src/cli/cmd_view.o $(BUILD)/obj/tests/test_view.o $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard src/view/*.c)): \
+    $(BUILD)/.view-$(VIEW)$(VIEW_X11)
+$(BUILD)/.view-$(VIEW)$(VIEW_X11):
+	@mkdir -p $(BUILD) && rm -f $(BUILD)/.view-* && touch $@
 
 # The GPU benchmark (CUDA builds only). NPP, the peer it measures against, is linked only when
 # its header is present (NPP=0 leaves it out).
@@ -55,7 +81,6 @@ $(BUILD)/obj/bench/cuda_bench.o: bench/cuda_bench.cu $(HEADERS) | $(BUILD)/.deps
 $(BUILD)/tessera-bench-cuda: $(BUILD)/obj/bench/cuda_bench.o $(BUILD)/libtessera.a
 	$(LINK) -o $@ $^ $(LDLIBS) $(BENCH_LIBS) $(LDFLAGS)
 endif
-all: $(BUILD)/tessera $(BUILD)/libtessera.a
 
 $(BUILD)/.deps-build: scripts/deps.sh
 	@bash scripts/deps.sh build
@@ -73,11 +98,15 @@ $(BUILD)/libtessera.a: $(CORE_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/tessera: $(CLI_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/libtessera.a
-	$(LINK) -o $@ $^ $(LDLIBS) $(LDFLAGS)
+# The shared library serves other languages (the conformance tests drive it from Python).
+$(BUILD)/libtessera.so: $(CORE_OBJ)
+	$(LINK) -shared -o $@ $^ $(LDLIBS) $(LDFLAGS)
 
-$(BUILD)/tessera-tests: $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/libtessera.a
-	$(LINK) -o $@ $^ $(LDLIBS) $(LDFLAGS)
+$(BUILD)/tessera: $(CLI_SRC:%.c=$(BUILD)/obj/%.o) $(VIEW_OBJ) $(BUILD)/libtessera.a
+	$(LINK) -o $@ $^ $(LDLIBS) $(VIEW_LIBS) $(LDFLAGS)
+
+$(BUILD)/tessera-tests: $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(VIEW_OBJ) $(BUILD)/libtessera.a
+	$(LINK) -o $@ $^ $(LDLIBS) $(VIEW_LIBS) $(LDFLAGS)
 
 $(BUILD)/tessera-bench: $(BENCH_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/libtessera.a
 	$(LINK) -o $@ $^ $(LDLIBS) $(LDFLAGS)
@@ -90,11 +119,11 @@ demo: all
 
 test: all $(BUILD)/tessera-tests
 	@bash scripts/deps.sh test
-	@PYTHON=$(PYTHON) bash tests/run.sh
+	@PYTHON=$(PYTHON) BUILD=$(BUILD) bash tests/run.sh
 
 bench: all $(BUILD)/tessera-bench
 	@bash scripts/deps.sh test
-	@PYTHON=$(PYTHON) bash bench/run.sh
+	@PYTHON=$(PYTHON) BUILD=$(BUILD) bash bench/run.sh
 
 clean:
 	rm -rf $(BUILD) demo-out

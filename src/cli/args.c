@@ -233,7 +233,7 @@ void tsr_cli_print_help(FILE *f, const char *cmd, const char *args, const char *
     if (nparams) fprintf(f, "\noptions:\n");
     for (int i = 0; i < nparams; i++) {
         const tsr_param *p = &params[i];
-        char left[160], extra[256];
+        char left[256], extra[256];
         switch (p->type) {
         case TSR_P_BOOL:
             snprintf(left, sizeof left, "  --%s", p->name);

@@ -62,53 +62,147 @@ tsr_status tsr__box_plain(const tsr__box_plan *pl, tsr_image *dst)
  * (8-bit samples, area <= 8191) and double is exact for every 32-bit area.
  * ------------------------------------------------------------------------------------------ */
 
-#define TSR_BOX_DEFINE(SUM_T, NAME)                                                                         \
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define TSR_HAVE_X86 1
+
+/* Prefix sums of 8 differences at once: hs[i] = hs[i-1] + ext[i-1+win] - ext[i-1] for one
+ * channel, with 32-bit wrap-around (exact, since every true window sum fits in 32 bits). The
+ * in-register scan takes two shifted adds per 128-bit half, one add to carry the low half into
+ * the high one, and one broadcast of the last sum into the next vector. */
+#define TSR_PREFIX8(LOAD)                                                                       \
+    do {                                                                                        \
+        __m256i bcast3 = _mm256_set1_epi32(3), bcast7 = _mm256_set1_epi32(7);                   \
+        __m256i carry = _mm256_set1_epi32((int)hs[0]);                                          \
+        for (; i + 8 <= n; i += 8) {                                                            \
+            __m256i x = _mm256_sub_epi32(LOAD(ext + i - 1 + win), LOAD(ext + i - 1));           \
+            x = _mm256_add_epi32(x, _mm256_slli_si256(x, 4));                                   \
+            x = _mm256_add_epi32(x, _mm256_slli_si256(x, 8));                                   \
+            x = _mm256_add_epi32(x, _mm256_blend_epi32(_mm256_setzero_si256(),                 \
+                                                       _mm256_permutevar8x32_epi32(x, bcast3), 0xF0)); \
+            x = _mm256_add_epi32(x, carry);                                                     \
+            _mm256_storeu_si256((__m256i *)(hs + i), x);                                        \
+            carry = _mm256_permutevar8x32_epi32(x, bcast7);                                     \
+        }                                                                                       \
+    } while (0)
+#define TSR_LOAD_U16(p) _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(p)))
+#define TSR_LOAD_U32(p) _mm256_loadu_si256((const __m256i *)(p))
+
+/* Window sums of one channel from column sums, hs[0] already set; returns where it stopped. */
+__attribute__((target("avx2"))) static size_t tsr__prefix_u16_avx2(const uint16_t *ext, uint32_t *hs, size_t n,
+                                                                   size_t win)
+{
+    size_t i = 1;
+    TSR_PREFIX8(TSR_LOAD_U16);
+    return i;
+}
+
+__attribute__((target("avx2"))) static size_t tsr__prefix_u32_avx2(const uint32_t *ext, uint32_t *hs, size_t n,
+                                                                   size_t win)
+{
+    size_t i = 1;
+    TSR_PREFIX8(TSR_LOAD_U32);
+    return i;
+}
+#endif
+
+/* The vectorised one-channel sliding sums where the processor has AVX2; returns the first
+ * index not done (1 when there is no fast path for these types). */
+static size_t tsr__prefix_fast(const void *ext, size_t col_bytes, void *hs, size_t sum_bytes, size_t n, size_t win)
+{
+#ifdef TSR_HAVE_X86
+    if (sum_bytes == 4 && __builtin_cpu_supports("avx2")) {
+        if (col_bytes == 2) return tsr__prefix_u16_avx2(ext, hs, n, win);
+        if (col_bytes == 4) return tsr__prefix_u32_avx2(ext, hs, n, win);
+    }
+#endif
+    (void)ext, (void)col_bytes, (void)hs, (void)sum_bytes, (void)n, (void)win;
+    return 1;
+}
+
+#define TSR_BOX_DEFINE(COL_T, SUM_T, NAME)                                                                         \
     __attribute__((target_clones("avx2", "default")))                                                      \
-    static void NAME##_add_row(SUM_T *restrict col, const tsr_image *src, int yy, int sign, SUM_T outside,  \
+    static void NAME##_add_row(COL_T *restrict col, const tsr_image *src, int yy, int sign, COL_T outside,  \
                                size_t n)                                                                    \
     {                                                                                                       \
         if (yy < 0) {                                                                                       \
-            if (sign > 0) for (size_t i = 0; i < n; i++) col[i] += outside;                                 \
-            else for (size_t i = 0; i < n; i++) col[i] -= outside;                                          \
+            if (sign > 0) for (size_t i = 0; i < n; i++) col[i] = (COL_T)(col[i] + outside);               \
+            else for (size_t i = 0; i < n; i++) col[i] = (COL_T)(col[i] - outside);                                          \
         } else if (src->depth == TSR_U8) {                                                                  \
             const uint8_t *restrict s = tsr__row(src, yy);                                                  \
-            if (sign > 0) for (size_t i = 0; i < n; i++) col[i] += s[i];                                    \
-            else for (size_t i = 0; i < n; i++) col[i] -= s[i];                                             \
+            if (sign > 0) for (size_t i = 0; i < n; i++) col[i] = (COL_T)(col[i] + s[i]);                  \
+            else for (size_t i = 0; i < n; i++) col[i] = (COL_T)(col[i] - s[i]);                                             \
         } else {                                                                                            \
             const uint16_t *restrict s = tsr__row(src, yy);                                                 \
-            if (sign > 0) for (size_t i = 0; i < n; i++) col[i] += s[i];                                    \
-            else for (size_t i = 0; i < n; i++) col[i] -= s[i];                                             \
+            if (sign > 0) for (size_t i = 0; i < n; i++) col[i] = (COL_T)(col[i] + s[i]);                  \
+            else for (size_t i = 0; i < n; i++) col[i] = (COL_T)(col[i] - s[i]);                                             \
         }                                                                                                   \
     }                                                                                                       \
-    /* Window sums along the row: ext holds the column sums with rx samples of border on each side. */     \
+    /* Window sums along the row: ext holds the column sums with rx samples of border on each side. \
+     * Radius 1 adds three shifted rows; one channel takes vectorised prefix sums; more channels   \
+     * slide in four independent segments so that one segment's additions do not wait for another's. */ \
     __attribute__((target_clones("avx2", "default")))                                                      \
-    static void NAME##_hsum(const SUM_T *restrict ext, SUM_T *restrict hs, size_t n, int cn, int rx)        \
+    static void NAME##_hsum(const COL_T *restrict ext, SUM_T *restrict hs, size_t n, int cn, int rx)        \
     {                                                                                                       \
-        size_t win = (size_t)(2 * rx + 1) * cn;                                                             \
-        if (rx <= 3) {                                                                                      \
-            for (size_t i = 0; i < n; i++) {                                                                \
-                SUM_T s = 0;                                                                                \
-                for (int k = 0; k <= 2 * rx; k++) s += ext[i + (size_t)k * cn];                             \
-                hs[i] = s;                                                                                  \
-            }                                                                                               \
+        size_t win = (size_t)(2 * rx + 1) * cn, seg, start[4];                                             \
+        if (rx == 0) {                                                                                      \
+            for (size_t i = 0; i < n; i++) hs[i] = ext[i];                                                  \
             return;                                                                                         \
         }                                                                                                   \
-        for (int c = 0; c < cn; c++) {                                                                      \
-            SUM_T s = 0;                                                                                    \
-            for (size_t k = c; k < win; k += cn) s += ext[k];                                               \
-            hs[c] = s;                                                                                      \
+        if (rx == 1) {                                                                                      \
+            size_t c1 = (size_t)cn, c2 = 2 * c1;                                                            \
+            for (size_t i = 0; i < n; i++) hs[i] = (SUM_T)ext[i] + ext[i + c1] + ext[i + c2];              \
+            return;                                                                                         \
         }                                                                                                   \
-        for (size_t i = cn; i < n; i++) hs[i] = hs[i - cn] + (ext[i - cn + win] - ext[i - cn]);             \
+        if (cn == 1) { /* one channel: vectorised prefix sums, the rest sliding */                        \
+            SUM_T t = 0;                                                                                    \
+            size_t i;                                                                                       \
+            for (size_t m = 0; m < win; m++) t += ext[m];                                                   \
+            hs[0] = t;                                                                                      \
+            for (i = tsr__prefix_fast(ext, sizeof(COL_T), hs, sizeof(SUM_T), n, win); i < n; i++)           \
+                hs[i] = hs[i - 1] + ((SUM_T)ext[i - 1 + win] - (SUM_T)ext[i - 1]);                          \
+            return;                                                                                         \
+        }                                                                                                   \
+        seg = (n / cn / 4) * cn;                                                                            \
+        for (int k = 0; k < 4; k++) start[k] = seg * k;                                                    \
+        for (int k = 0; k < 4; k++)                                                                         \
+            for (int c = 0; c < cn && start[k] + c < n; c++) {                                             \
+                SUM_T t = 0;                                                                                \
+                for (size_t m = start[k] + c; m < start[k] + c + win; m += cn) t += ext[m];                 \
+                hs[start[k] + c] = t;                                                                       \
+            }                                                                                               \
+        for (size_t i = cn; i < seg; i++)                                                                  \
+            for (int k = 0; k < 4; k++) {                                                                   \
+                size_t p = start[k] + i;                                                                    \
+                hs[p] = hs[p - cn] + ((SUM_T)ext[p - cn + win] - (SUM_T)ext[p - cn]);                      \
+            }                                                                                               \
+        for (size_t p = seg ? 4 * seg : (size_t)cn; p < n; p++) /* the tail after the fourth segment */    \
+            hs[p] = hs[p - cn] + ((SUM_T)ext[p - cn + win] - (SUM_T)ext[p - cn]);                          \
     }                                                                                                       \
     __attribute__((target_clones("avx2", "default")))                                                      \
     static void NAME##_divide(const SUM_T *restrict hs, void *restrict out, size_t n, int depth,            \
                               uint64_t area)                                                                \
     {                                                                                                       \
         SUM_T half = (SUM_T)((area - 1) / 2);                                                               \
+        uint64_t xmax = (depth == TSR_U8 ? 256u : 65536u) * area;                                          \
+        int shift = 0;                                                                                      \
+        while (shift < 63 && ((uint64_t)1 << shift) / area <= xmax) shift++;                               \
         if (depth == TSR_U8 && area <= 8191) {                                                              \
             float inv = 1.0f / (float)area;                                                                 \
             uint8_t *restrict o = out;                                                                      \
             for (size_t i = 0; i < n; i++) o[i] = (uint8_t)(int)(((float)(hs[i] + half) + 0.5f) * inv);    \
+        } else if (sizeof(SUM_T) == 4 && shift < 63 && (((uint64_t)1 << shift) / area + 1) >> 32 == 0) {   \
+            /* x / area as (x * m) >> shift with m = floor(2^shift / area) + 1: the error x * e /     \
+             * 2^shift (e = m * area - 2^shift <= area) stays below 1/area while 2^shift > xmax *    \
+             * area, which the loop above ensured; 32-bit m vectorises as a 32x32->64 multiply. */    \
+            uint32_t m = (uint32_t)(((uint64_t)1 << shift) / area + 1);                                     \
+            if (depth == TSR_U8) {                                                                          \
+                uint8_t *restrict o = out;                                                                  \
+                for (size_t i = 0; i < n; i++) o[i] = (uint8_t)(((uint64_t)(uint32_t)(hs[i] + half) * m) >> shift); \
+            } else {                                                                                        \
+                uint16_t *restrict o = out;                                                                 \
+                for (size_t i = 0; i < n; i++) o[i] = (uint16_t)(((uint64_t)(uint32_t)(hs[i] + half) * m) >> shift); \
+            }                                                                                               \
         } else if (area <= 0xffffffffu) {                                                                   \
             double inv = 1.0 / (double)area;                                                                \
             if (depth == TSR_U8) {                                                                          \
@@ -133,9 +227,10 @@ tsr_status tsr__box_plain(const tsr__box_plan *pl, tsr_image *dst)
         int w = src->width, h = src->height, cn = src->channels, rx = pl->rx, ry = pl->ry;                  \
         size_t n = (size_t)w * cn, pad = (size_t)rx * cn;                                                   \
         uint64_t area = (uint64_t)(2 * rx + 1) * (uint64_t)(2 * ry + 1);                                    \
-        SUM_T outside = (SUM_T)pl->value, outside_col = (SUM_T)((uint64_t)pl->value * (2 * ry + 1));        \
-        SUM_T *ext = malloc((n + 2 * pad) * sizeof *ext), *hs = malloc(n * sizeof *hs);                     \
-        SUM_T *col = ext + pad;                                                                             \
+        COL_T outside = (COL_T)pl->value, outside_col = (COL_T)((uint64_t)pl->value * (2 * ry + 1));        \
+        COL_T *ext = malloc((n + 2 * pad) * sizeof *ext);                                                  \
+        SUM_T *hs = malloc(n * sizeof *hs);                                                                 \
+        COL_T *col = ext + pad;                                                                             \
         if (!ext || !hs) {                                                                                  \
             free(ext);                                                                                      \
             free(hs);                                                                                       \
@@ -167,8 +262,9 @@ tsr_status tsr__box_plain(const tsr__box_plan *pl, tsr_image *dst)
         return TSR_OK;                                                                                      \
     }
 
-TSR_BOX_DEFINE(uint32_t, tsr__box32)
-TSR_BOX_DEFINE(uint64_t, tsr__box64)
+TSR_BOX_DEFINE(uint16_t, uint32_t, tsr__box16)
+TSR_BOX_DEFINE(uint32_t, uint32_t, tsr__box32)
+TSR_BOX_DEFINE(uint64_t, uint64_t, tsr__box64)
 
 tsr_status tsr__box_band(const tsr__box_plan *pl, int y0, int y1, tsr__box_target_fn target, tsr__box_done_fn done,
                          void *ctx)
@@ -176,7 +272,10 @@ tsr_status tsr__box_band(const tsr__box_plan *pl, int y0, int y1, tsr__box_targe
     uint64_t maxv = pl->src->depth == TSR_U8 ? 255 : 65535;
     uint64_t area = (uint64_t)(2 * pl->rx + 1) * (uint64_t)(2 * pl->ry + 1);
     if ((uint64_t)pl->value > maxv) maxv = (uint64_t)pl->value;
-    /* 32-bit sums, with the rounding offset added, must not wrap. */
+    /* Sums must not wrap: column sums in 16 bits while a column of the window fits (twice as
+     * many per vector), window sums with the rounding offset in 32 bits, else 64. */
+    if (maxv * area + area <= 0xffffffffull && maxv * (uint64_t)(2 * pl->ry + 1) <= 0xffff)
+        return tsr__box16_band(pl, y0, y1, target, done, ctx);
     if (maxv * area + area <= 0xffffffffull) return tsr__box32_band(pl, y0, y1, target, done, ctx);
     return tsr__box64_band(pl, y0, y1, target, done, ctx);
 }

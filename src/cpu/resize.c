@@ -169,39 +169,88 @@ struct tsr__resize_job {
     tsr_status status;
 };
 
-/* Integer factors: column sums of the fy source rows, then the fx-wide cells of that row. */
+/* Integer factors: column sums of the fy source rows, then the fx-wide cells of that row. The
+ * common cases (2x2 of 1/3/4 channels, any factor of one channel) get loops the compiler
+ * vectorises; the rest go through tsr__cell_value. */
 __attribute__((target_clones("avx2", "default")))
 static void tsr__resize_int_rows(void *ctx, int y0, int y1)
 {
     struct tsr__resize_job *j = ctx;
     const tsr_image *src = j->src;
     int cn = src->channels, fx = j->fx, fy = j->fy, dw = j->dst->width;
-    size_t n = (size_t)src->width * cn;
+    size_t n = (size_t)src->width * cn, nd = (size_t)dw * cn;
     unsigned maxv = src->depth == TSR_U8 ? 255u : 65535u;
+    /* Adding and subtracting 1.5 * 2^23 rounds a float below 2^22 half to even, as lrintf does,
+     * in a form the compiler vectorises (the build keeps floating-point contraction off). */
+    float scale = 1.f / (float)(fx * fy), magic = 12582912.0f;
     uint32_t *col = malloc(n * sizeof *col);
-    if (!col) {
+    uint32_t *cell = malloc(nd * sizeof *cell);
+    if (!col || !cell) {
+        free(col);
+        free(cell);
         j->status = tsr__fail(TSR_E_NOMEM, "resize: out of memory for a row of sums");
         return;
     }
     for (int dy = y0; dy < y1; dy++) {
-        memset(col, 0, n * sizeof *col);
+        uint32_t *restrict cs = col, *restrict cl = cell;
+        if (fx == 2 && fy == 2 && cn == 1 && src->depth == TSR_U8) {
+            /* The most common shrink, straight from the two source rows. */
+            const uint8_t *restrict s0 = tsr__row(src, 2 * dy), *restrict s1 = tsr__row(src, 2 * dy + 1);
+            uint8_t *restrict o = tsr__row(j->dst, dy);
+            for (int d = 0; d < dw; d++)
+                o[d] = (uint8_t)((s0[2 * d] + s0[2 * d + 1] + s1[2 * d] + s1[2 * d + 1] + 2) >> 2);
+            continue;
+        }
+        memset(cs, 0, n * sizeof *cs);
         for (int y = dy * fy; y < dy * fy + fy; y++) {
             if (src->depth == TSR_U8) {
                 const uint8_t *restrict s = tsr__row(src, y);
-                for (size_t i = 0; i < n; i++) col[i] += s[i];
+                for (size_t i = 0; i < n; i++) cs[i] += s[i];
             } else {
                 const uint16_t *restrict s = tsr__row(src, y);
-                for (size_t i = 0; i < n; i++) col[i] += s[i];
+                for (size_t i = 0; i < n; i++) cs[i] += s[i];
             }
         }
-        for (int dx = 0; dx < dw; dx++)
-            for (int c = 0; c < cn; c++) {
-                uint64_t s = 0;
-                for (int k = 0; k < fx; k++) s += col[((size_t)dx * fx + k) * cn + c];
-                tsr__st(j->dst, dy, (size_t)dx * cn + c, tsr__cell_value(s, fx, fy, cn, maxv));
+        /* Cell sums along the row. */
+        if (cn == 1 && fx == 2) {
+            for (size_t d = 0; d < nd; d++) cl[d] = cs[2 * d] + cs[2 * d + 1];
+        } else if (cn == 1) {
+            for (size_t d = 0; d < nd; d++) {
+                uint32_t t = 0;
+                for (int k = 0; k < fx; k++) t += cs[d * fx + k];
+                cl[d] = t;
             }
+        } else {
+            for (int dx = 0; dx < dw; dx++)
+                for (int c = 0; c < cn; c++) {
+                    uint32_t t = 0;
+                    for (int k = 0; k < fx; k++) t += cs[((size_t)dx * fx + k) * cn + c];
+                    cl[(size_t)dx * cn + c] = t;
+                }
+        }
+        /* Cell sums to samples, by OpenCV's rule for this factor. 32-bit cell sums hold
+         * fx * fy * 65535 only while that fits; larger cells take the 64-bit path. */
+        if ((uint64_t)fx * fy * maxv > 0xffffffffu) {
+            for (int dx = 0; dx < dw; dx++)
+                for (int c = 0; c < cn; c++) {
+                    uint64_t t = 0;
+                    for (int k = 0; k < fx; k++) t += cs[((size_t)dx * fx + k) * cn + c];
+                    tsr__st(j->dst, dy, (size_t)dx * cn + c, tsr__cell_value(t, fx, fy, cn, maxv));
+                }
+        } else if (src->depth == TSR_U8) {
+            uint8_t *restrict o = tsr__row(j->dst, dy);
+            if (fx == 1 && fy == 1) for (size_t d = 0; d < nd; d++) o[d] = (uint8_t)cl[d];
+            else if (fx == 2 && fy == 2 && cn != 2) for (size_t d = 0; d < nd; d++) o[d] = (uint8_t)((cl[d] + 2) >> 2);
+            else for (size_t d = 0; d < nd; d++) o[d] = (uint8_t)(int)(((float)cl[d] * scale + magic) - magic);
+        } else {
+            uint16_t *restrict o = tsr__row(j->dst, dy);
+            if (fx == 1 && fy == 1) for (size_t d = 0; d < nd; d++) o[d] = (uint16_t)cl[d];
+            else if (fx == 2 && fy == 2 && cn != 2) for (size_t d = 0; d < nd; d++) o[d] = (uint16_t)((cl[d] + 2) >> 2);
+            else for (size_t d = 0; d < nd; d++) o[d] = (uint16_t)(int)(((float)cl[d] * scale + magic) - magic);
+        }
     }
     free(col);
+    free(cell);
 }
 
 static void tsr__resize_area_rows(void *ctx, int y0, int y1)

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Command-line tests: help, list, every operation on a real image, exit codes, one-line errors,
+# and that no failure leaves a partial or replaced output file. Ends with "cli: N passed, ...".
+set -u
+cd "$(dirname "$0")/.."
+T=${TSR_BIN:-$PWD/build/tessera}
+IMG=$PWD/data/images
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+passed=0 failed=0 skipped=0
+
+ok() {   # ok NAME STATUS
+    if [ "$2" -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL $1"; fi
+}
+
+# expect_fail NAME CODE CMD...: exits with CODE and prints exactly one line on stderr, naming something.
+expect_fail() {
+    local name=$1 code=$2; shift 2
+    "$@" >"$W/out.txt" 2>"$W/err.txt"
+    local rc=$? lines
+    lines=$(wc -l <"$W/err.txt")
+    if [ "$rc" -ne "$code" ] || [ "$lines" -ne 1 ]; then
+        echo "FAIL $name: exit $rc (wanted $code), $lines stderr line(s): $(head -c 300 "$W/err.txt")"
+        failed=$((failed + 1))
+    else
+        passed=$((passed + 1))
+    fi
+}
+
+# Help and discovery.
+"$T" --help | grep -q "exit codes"; ok "--help lists exit codes" $?
+"$T" --version | grep -q "^tessera "; ok "--version" $?
+for op in invert box threshold sums gray resize; do
+    "$T" $op --help | grep -q "^usage: tessera $op"; ok "$op --help" $?
+    "$T" help $op | grep -q "^usage: tessera $op"; ok "help $op" $?
+done
+"$T" box --help | grep -q -- "--border reflect101|replicate|reflect|constant"; ok "box --help shows the border choices" $?
+"$T" list | grep -q "running"; ok "list shows variants" $?
+"$T" info "$IMG/coffee.png" | grep -q "png 600x400, 3 channels, 8-bit"; ok "info coffee.png" $?
+
+# Every operation on real images, each compared with a second variant where there is one.
+"$T" --quiet invert "$IMG/camera.png" "$W/inv.png" && "$T" --quiet invert "$W/inv.png" "$W/inv2.pgm" &&
+    "$T" --quiet invert "$IMG/camera.png" "$W/inv.pgm"; ok "invert runs" $?
+"$T" --quiet --variant reference invert "$IMG/camera.png" "$W/inv-ref.pgm" && cmp -s "$W/inv.pgm" "$W/inv-ref.pgm"
+ok "invert: default equals reference" $?
+"$T" --quiet invert "$W/inv.png" "$W/back.pgm" && "$T" --quiet invert "$W/back.pgm" "$W/back2.pgm" &&
+    cmp -s "$W/inv.pgm" "$W/back2.pgm"; ok "invert twice is the identity through PNG and PGM" $?
+for b in reflect101 replicate reflect constant; do
+    "$T" --quiet box --radius 7 --border $b --value 9 "$IMG/coffee.png" "$W/box.ppm" &&
+        "$T" --quiet box --variant reference --radius 7 --border $b --value 9 "$IMG/coffee.png" "$W/box-ref.ppm" &&
+        cmp -s "$W/box.ppm" "$W/box-ref.ppm"
+    ok "box --border $b: default equals reference" $?
+done
+"$T" --quiet box --radius-x 3 --radius-y 0 "$IMG/camera.png" "$W/boxx.png"; ok "box per-axis radii" $?
+"$T" --quiet threshold --block 15 --c 5 "$IMG/page.png" "$W/th.pgm" &&
+    TSR_VARIANT_THRESHOLD=reference "$T" --quiet threshold --block 15 --c 5 "$IMG/page.png" "$W/th-ref.pgm" &&
+    cmp -s "$W/th.pgm" "$W/th-ref.pgm"; ok "threshold: default equals reference (TSR_VARIANT_THRESHOLD)" $?
+"$T" --quiet threshold --block 15 --c 2.5 --inverse --maxval 200 "$IMG/text.png" "$W/thi.png"; ok "threshold --inverse" $?
+"$T" --quiet sums --axis columns "$IMG/camera.png" "$W/cols.txt" && [ "$(wc -l <"$W/cols.txt")" -eq 512 ]
+ok "sums columns: one line per column" $?
+"$T" --quiet sums --axis rows "$IMG/coffee.png" - | awk 'NF != 3 { bad = 1 } END { exit bad || NR != 400 }'
+ok "sums rows to stdout: 400 lines of 3 channel sums" $?
+"$T" --quiet gray "$IMG/coffee.png" "$W/gray.png" && "$T" info "$W/gray.png" | grep -q "1 channel, 8-bit"
+ok "gray gives one channel" $?
+"$T" --quiet resize --width 200 --height 100 "$IMG/coffee.png" "$W/small.jpg" && "$T" info "$W/small.jpg" | grep -q "200x100"
+ok "resize to JPEG" $?
+"$T" --time --threads 1 box --radius 3 "$IMG/camera.png" "$W/t.png" 2>"$W/time.txt" &&
+    grep -q "decode .* upload .* kernel .* download .* encode" "$W/time.txt" && grep -q "ran on cpu" "$W/time.txt"
+ok "--time splits the stages and the backend is reported" $?
+cat "$IMG/camera.png" | "$T" --quiet invert - - >"$W/pipe.png" && "$T" info "$W/pipe.png" | grep -q "512x512"
+ok "stdin to stdout" $?
+
+# Errors: exit code, one line, no output file left behind, an existing file untouched.
+expect_fail "missing input" 1 "$T" invert "$W/none.png" "$W/x.png"
+[ ! -e "$W/x.png" ]; ok "missing input leaves no output" $?
+printf 'P5\n99999 99999\n255\n' >"$W/bomb.pgm"
+expect_fail "oversized input" 3 "$T" invert "$W/bomb.pgm" "$W/x.png"
+head -c 3000 "$IMG/camera.png" >"$W/trunc.png"
+expect_fail "truncated PNG" 3 "$T" invert "$W/trunc.png" "$W/x.png"
+echo "not an image" >"$W/garbage.png"
+expect_fail "garbage input" 3 "$T" invert "$W/garbage.png" "$W/x.png"
+[ ! -e "$W/x.png" ]; ok "failed inputs leave no output" $?
+expect_fail "bad integer" 2 "$T" box --radius 3x "$IMG/camera.png" "$W/x.png"
+expect_fail "out of range" 2 "$T" box --radius -2 "$IMG/camera.png" "$W/x.png"
+expect_fail "bad choice" 2 "$T" box --border mirror "$IMG/camera.png" "$W/x.png"
+expect_fail "even block" 2 "$T" threshold --block 4 --c 1 "$IMG/page.png" "$W/x.png"
+expect_fail "missing required" 2 "$T" threshold --c 1 "$IMG/page.png" "$W/x.png"
+expect_fail "unknown option" 2 "$T" invert --bogus "$IMG/page.png" "$W/x.png"
+expect_fail "unknown command" 2 "$T" frobnicate
+expect_fail "too few files" 2 "$T" invert "$IMG/page.png"
+expect_fail "unknown variant" 2 "$T" box --variant nosuch "$IMG/page.png" "$W/x.png"
+expect_fail "threshold on RGB" 4 "$T" threshold --block 5 --c 1 "$IMG/coffee.png" "$W/x.png"
+expect_fail "upscaling resize" 4 "$T" resize --width 2000 --height 10 "$IMG/coffee.png" "$W/x.png"
+expect_fail "unknown extension" 2 "$T" invert "$IMG/page.png" "$W/x.xyz"
+[ ! -e "$W/x.png" ] && [ ! -e "$W/x.xyz" ]; ok "bad arguments leave no output" $?
+cp "$IMG/page.png" "$W/keep.png"
+expect_fail "missing input over an existing output" 1 "$T" invert "$W/nothing.png" "$W/keep.png"
+cmp -s "$IMG/page.png" "$W/keep.png"; ok "an existing output survives a failed read" $?
+"${PYTHON:-$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo python3 )}" -c "import numpy as np, cv2; cv2.imwrite('$W/rgba.png', np.full((4, 4, 4), 100, np.uint8))"
+cp "$IMG/rocket.jpg" "$W/keep.jpg"
+expect_fail "JPEG cannot hold alpha" 4 "$T" invert "$W/rgba.png" "$W/keep.jpg"
+cmp -s "$IMG/rocket.jpg" "$W/keep.jpg"; ok "an existing output survives a failed write" $?
+[ -z "$(ls "$W" | grep tessera-)" ]; ok "no temporary files left" $?
+mkdir "$W/ro" && chmod 500 "$W/ro"
+if [ "$(id -u)" = 0 ]; then skipped=$((skipped + 1)); echo "SKIP unwritable folder (running as root)"
+else expect_fail "unwritable folder" 1 "$T" invert "$IMG/page.png" "$W/ro/x.png"; fi
+if "$T" list | grep -q "^CUDA: compiled in; no usable device\|^CUDA: not compiled"; then
+    expect_fail "--backend cuda without a GPU" 1 "$T" --backend cuda invert "$IMG/page.png" "$W/x.png"
+    grep -q "CUDA" "$W/err.txt"; ok "the no-GPU message names CUDA" $?
+    "$T" invert "$IMG/page.png" "$W/auto.png" 2>"$W/auto.txt" && grep -q "ran on cpu" "$W/auto.txt"
+    ok "auto falls back to the CPU and says so" $?
+else
+    "$T" --backend cuda invert "$IMG/page.png" "$W/gpu.png" 2>"$W/gpu.txt" && grep -q "ran on cuda" "$W/gpu.txt"
+    ok "--backend cuda runs on the GPU" $?
+    "$T" --quiet --backend cpu invert "$IMG/page.png" "$W/cpu.png" && cmp -s "$W/gpu.png" "$W/cpu.png"
+    ok "GPU and CPU outputs are identical" $?
+fi
+echo "cli: $passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

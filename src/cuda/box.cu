@@ -194,6 +194,7 @@ static int tsr__box_3x3_supports(const tsr_image *src, const void *params)
     return rx == 1 && ry == 1;
 }
 
+/* box/unrolled3x3: queue the 3x3 kernel on the exec stream (supports() guarantees radius 1). */
 static tsr_status tsr__box_3x3(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
 {
     tsr__box_args a = tsr__box_args_box(src, dst, (const tsr_box_params *)params);
@@ -257,6 +258,8 @@ __global__ void tsr__box_tile_kernel(tsr__box_args a)
     }
 }
 
+/* Queue the shared-tile kernel for box or threshold arguments (radii <= TSR_TILE_MAX_R); 'what' names
+ * it in error messages. */
 static tsr_status tsr__box_tile_launch(const tsr__box_args &a, int depth, cudaStream_t st, const char *what)
 {
     dim3 block(256), grid(tsr__div_up((unsigned)a.w, TSR_TILE_W),
@@ -277,6 +280,7 @@ static int tsr__box_tile_supports(const tsr_image *src, const void *params)
     return rx <= TSR_TILE_MAX_R && ry <= TSR_TILE_MAX_R;
 }
 
+/* box/shared: the shared-tile kernel with the op's border (radii checked by supports()). */
 static tsr_status tsr__box_tile(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
 {
     tsr__box_args a = tsr__box_args_box(src, dst, (const tsr_box_params *)params);
@@ -290,6 +294,7 @@ static int tsr__threshold_tile_supports(const tsr_image *src, const void *params
     return ((const tsr_threshold_params *)params)->block / 2 <= TSR_TILE_MAX_R;
 }
 
+/* threshold/shared-tile: the shared-tile kernel with replicated borders and the test fused. */
 static tsr_status tsr__threshold_tile(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
 {
     tsr__box_args a = tsr__box_args_threshold(src, dst, (const tsr_threshold_params *)params);
@@ -649,12 +654,14 @@ static int tsr__box_fast_supports(const tsr_image *src, const void *params)
     return tsr__box_fast_plan(a, src->depth, src, &dummy, NULL, NULL, NULL);
 }
 
+/* box/fast: the running-sum kernel (radius range checked by supports()). */
 static tsr_status tsr__box_fast(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
 {
     tsr__box_args a = tsr__box_args_box(src, dst, (const tsr_box_params *)params);
     return tsr__box_fast_run(a, src, dst, (cudaStream_t)ex->stream, "box/fast kernel");
 }
 
+/* threshold/fused handles blocks whose extended row fits one block (as box/fast). */
 static int tsr__threshold_fused_supports(const tsr_image *src, const void *params)
 {
     tsr_image dummy = *src;
@@ -662,6 +669,7 @@ static int tsr__threshold_fused_supports(const tsr_image *src, const void *param
     return tsr__box_fast_plan(a, TSR_U8, src, &dummy, NULL, NULL, NULL);
 }
 
+/* threshold/fused: the running-sum kernel with the comparison as its output step. */
 static tsr_status tsr__threshold_fused(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
 {
     tsr__box_args a = tsr__box_args_threshold(src, dst, (const tsr_threshold_params *)params);

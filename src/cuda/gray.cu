@@ -28,6 +28,7 @@ __global__ void tsr__gray_kernel(const unsigned char *src, size_t sstride, unsig
     }
 }
 
+/* gray/pixels: four pixels per thread, kernels for 8/16-bit and 3/4 channels. */
 static tsr_status tsr__gray_fast(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
 {
     enum { PX = 4, THREADS = 256 };

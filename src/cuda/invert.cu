@@ -15,12 +15,11 @@ __global__ void tsr__invert_row_kernel(const unsigned char *src, size_t sstride,
     }
 }
 
+/* invert/row1024: one block per row (heights are at most 2^30, within grid.x's 2^31 - 1). */
 static tsr_status tsr__invert_row1024(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
 {
-    unsigned blocks = (unsigned)(src->height < (1 << 30) ? src->height : (1 << 30));
     (void)params;
-    if (blocks > 2147483647u) blocks = 2147483647u;
-    tsr__invert_row_kernel<<<blocks, 1024, 0, (cudaStream_t)ex->stream>>>(
+    tsr__invert_row_kernel<<<(unsigned)src->height, 1024, 0, (cudaStream_t)ex->stream>>>(
         (const unsigned char *)src->data, src->stride, (unsigned char *)dst->data, dst->stride,
         tsr_image_row_bytes(src), src->height);
     return TSR_CUDA_LAUNCHED("invert/row1024 kernel");
@@ -91,6 +90,7 @@ __global__ void tsr__invert_flat_kernel(const unsigned char *src, size_t sstride
     }
 }
 
+/* invert/vec16: the flat kernel for aligned images, the per-row kernel otherwise. */
 static tsr_status tsr__invert_vec16(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
 {
     if (tsr__cu_aligned(src->data, src->stride, 16) && tsr__cu_aligned(dst->data, dst->stride, 16)) {

@@ -42,6 +42,7 @@ __global__ void tsr__resize_int_kernel(const unsigned char *src, size_t sstride,
     }
 }
 
+/* Integer factors fx x fy: queue the cell kernel; 32-bit sums when maxv * fx * fy fits. */
 static tsr_status tsr__resize_int(const tsr_image *src, tsr_image *dst, int fx, int fy, cudaStream_t st)
 {
     unsigned maxv = src->depth == TSR_U8 ? 255u : 65535u;
@@ -165,6 +166,8 @@ __global__ void tsr__resize_area_kernel(const unsigned char *src, size_t sstride
     }
 }
 
+/* Fractional factors: allocate the tables in stream-ordered memory, build them on the device,
+ * queue the output kernel, and free the tables in stream order (no host synchronisation). */
 static tsr_status tsr__resize_area(const tsr_image *src, tsr_image *dst, cudaStream_t st)
 {
     tsr__cu_area_axis x, y;
@@ -220,6 +223,7 @@ static tsr_status tsr__resize_area(const tsr_image *src, tsr_image *dst, cudaStr
     return s;
 }
 
+/* resize/cells: integer factors exactly by cell sums, any other size by the weight tables. */
 static tsr_status tsr__resize_cells(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
 {
     int fx, fy;

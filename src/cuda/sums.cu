@@ -103,18 +103,21 @@ static int tsr__sums_byte_supports(const tsr_image *src, const void *params)
     return src->depth == TSR_U8 && tsr__sums_columns_only(src, params);
 }
 
+/* sums/byte: one thread per column sample, 1-byte loads (8-bit columns, per supports()). */
 static tsr_status tsr__sums_byte(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
 {
     (void)params;
     return tsr__colsum_chunk_launch<1>(src, dst, (cudaStream_t)ex->stream, "sums/byte kernel");
 }
 
+/* sums/word4: one thread per 4 bytes of each row, 4-byte loads when aligned (columns). */
 static tsr_status tsr__sums_word4(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
 {
     (void)params;
     return tsr__colsum_chunk_launch<4>(src, dst, (cudaStream_t)ex->stream, "sums/word4 kernel");
 }
 
+/* sums/vec16: one thread per 16 bytes of each row, 16-byte loads when aligned (columns). */
 static tsr_status tsr__sums_vec16(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
 {
     (void)params;
@@ -180,6 +183,9 @@ __global__ void tsr__colsum_tiled_kernel(const unsigned char *src, size_t sstrid
     }
 }
 
+/* Column sums into dst (width x 1): zero it on the stream, then add each band's partial sums
+ * atomically. Bands of at least 64 rows (fewer atomics; 64 measured best at 8192^2) and at
+ * most 65536 (32-bit partial sums of 16-bit samples). */
 static tsr_status tsr__colsum_tiled(const tsr_image *src, tsr_image *dst, cudaStream_t st)
 {
     size_t row = tsr_image_row_bytes(src);
@@ -275,6 +281,7 @@ __global__ void tsr__rowsum_kernel(const unsigned char *src, size_t sstride, uns
     }
 }
 
+/* Row sums into dst (1 x height, one element per row at dst->stride): a warp per row. */
 static tsr_status tsr__rowsum(const tsr_image *src, tsr_image *dst, cudaStream_t st)
 {
     long long blocks = ((long long)src->height + TSR_ROWSUM_WARPS - 1) / TSR_ROWSUM_WARPS;
@@ -296,6 +303,7 @@ static tsr_status tsr__rowsum(const tsr_image *src, tsr_image *dst, cudaStream_t
     return TSR_CUDA_LAUNCHED("sums/tiled rows kernel");
 }
 
+/* sums/tiled: the column or the row kernel by the axis parameter. */
 static tsr_status tsr__sums_tiled(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
 {
     cudaStream_t st = (cudaStream_t)ex->stream;

@@ -19,16 +19,19 @@ fi
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 make -j"$(nproc)" CUDA_ARCHS="${CUDA_ARCHS:-90}" "${GLFLAGS[@]}" all build/tessera-tests build/tessera-bench-cuda \
     >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+SECONDS=0
 make CUDA_ARCHS="${CUDA_ARCHS:-90}" "${GLFLAGS[@]}" test >"$OUT/test.log" 2>&1
-echo "make test: $(tail -n 1 "$OUT/test.log")"
+echo "make test ($SECONDS s): $(tail -n 1 "$OUT/test.log")"
 grep -E "^(FAIL|  FAIL)" "$OUT/test.log" | head -20
+timeout 240 ./build/tessera-bench-cuda >"$OUT/bench-gpu.log" 2>&1
+echo "GPU benchmark: exit $?"
+grep -E "copy|invert|box|threshold|sums|gray|resize" "$OUT/bench-gpu.log" | head -60
 if command -v compute-sanitizer >/dev/null; then
+    # memcheck over the GPU-specific tests; racecheck (much slower) over the device chain only.
     for tool in memcheck racecheck; do
-        compute-sanitizer --tool $tool --error-exitcode 9 ./build/tessera-tests cuda variants_box variants_threshold \
+        if [ $tool = memcheck ]; then tests="cuda"; else tests="cuda_device_chain"; fi
+        timeout 90 compute-sanitizer --tool $tool --error-exitcode 9 ./build/tessera-tests $tests \
             >"$OUT/sanitizer-$tool.log" 2>&1
         echo "compute-sanitizer $tool: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer-$tool.log" | tail -n 1))"
     done
 fi
-timeout 300 ./build/tessera-bench-cuda >"$OUT/bench-gpu.log" 2>&1
-echo "GPU benchmark: exit $?"
-grep -E "copy|invert|box|threshold|sums|gray|resize" "$OUT/bench-gpu.log" | head -60

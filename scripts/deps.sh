@@ -2,6 +2,7 @@
 # Check what tessera needs and install what is missing with apt-get (Debian/Ubuntu).
 #   deps.sh build   compiler, libpng, libjpeg, zlib
 #   deps.sh test    the above plus python3 with OpenCV and numpy (conformance tests, benchmark)
+#   deps.sh fuzz    the build set plus clang with libFuzzer (tests/fuzz/run.sh) and valgrind
 # Without root (or sudo) it names the missing packages in one line and fails.
 set -u
 what=${1:-build}
@@ -19,6 +20,21 @@ if [ "$what" = test ]; then
     command -v "$py" >/dev/null 2>&1 || missing+=(python3)
     "$py" -c 'import numpy' >/dev/null 2>&1 || missing+=(python3-numpy)
     "$py" -c 'import cv2' >/dev/null 2>&1 || missing+=(python3-opencv)
+fi
+if [ "$what" = fuzz ]; then
+    # clang links -fsanitize=fuzzer only with the compiler-rt archives (libclang-rt-*-dev).
+    fuzz_ok() {
+        local d; d=$(mktemp -d)
+        printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(const uint8_t *p, size_t n) { return 0; }\n' >"$d/f.c"
+        clang -fsanitize=fuzzer,address,undefined "$d/f.c" -o "$d/f" >/dev/null 2>&1; local rc=$?
+        rm -rf "$d"; return $rc
+    }
+    if ! command -v clang >/dev/null 2>&1; then missing+=(clang libclang-rt-dev)
+    elif ! fuzz_ok; then
+        v=$(clang --version | sed -nE 's/.*clang version ([0-9]+).*/\1/p' | head -n1)
+        missing+=(libclang-rt-${v:-14}-dev)
+    fi
+    command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
 fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 

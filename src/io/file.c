@@ -202,6 +202,20 @@ const char *tsr_file_format(const char *path)
     }
 }
 
+/* See io.h: detection and decoding of a whole file held in memory (tsr_read's core, also the
+ * entry point of the fuzz targets and their regression test). */
+tsr_status tsr__decode_mem(const char *name, const unsigned char *data, size_t size, tsr_image *img)
+{
+    if (size == 0) return tsr__fail(TSR_E_FORMAT, "%s: empty file", name);
+    switch (tsr__detect(data, size)) {
+    case FMT_PNG: return tsr__png_read(name, data, size, img);
+    case FMT_JPEG: return tsr__jpeg_read(name, data, size, img);
+    case FMT_PNM: return tsr__pnm_read(name, data, size, img);
+    case FMT_BMP: return tsr__bmp_read(name, data, size, img);
+    default: return tsr__fail(TSR_E_FORMAT, "%s: not a PNG, JPEG, PGM/PPM or BMP file", name);
+    }
+}
+
 /* See tessera.h. The whole file is read into memory, then decoded by the format its first
  * bytes name. */
 tsr_status tsr_read(const char *path, tsr_image *img)
@@ -219,13 +233,7 @@ tsr_status tsr_read(const char *path, tsr_image *img)
         tsr__buf_free(&b);
         return tsr__fail(TSR_E_FORMAT, "%s: empty file", name);
     }
-    switch (tsr__detect(b.data, b.size)) {
-    case FMT_PNG: s = tsr__png_read(name, b.data, b.size, &im); break;
-    case FMT_JPEG: s = tsr__jpeg_read(name, b.data, b.size, &im); break;
-    case FMT_PNM: s = tsr__pnm_read(name, b.data, b.size, &im); break;
-    case FMT_BMP: s = tsr__bmp_read(name, b.data, b.size, &im); break;
-    default: s = tsr__fail(TSR_E_FORMAT, "%s: not a PNG, JPEG, PGM/PPM or BMP file", name); break;
-    }
+    s = tsr__decode_mem(name, b.data, b.size, &im);
     tsr__buf_free(&b);
     if (s) return s;
     *img = im;

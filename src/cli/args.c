@@ -291,7 +291,7 @@ tsr_status tsr_cli_write_text(const char *path, int (*emit)(FILE *f, void *ctx),
 {
     char tmp[4096];
     const char *slash;
-    int fd;
+    int fd, slot;
     FILE *f;
     if (!strcmp(path, "-")) {
         if (emit(stdout, ctx) || fflush(stdout))
@@ -303,6 +303,7 @@ tsr_status tsr_cli_write_text(const char *path, int (*emit)(FILE *f, void *ctx),
         return tsr__fail(TSR_E_ARG, "%s: path too long", path);
     fd = mkstemp(tmp);
     if (fd < 0) return tsr__fail(TSR_E_IO, "%s: cannot create a file beside it: %s", path, strerror(errno));
+    slot = tsr__temp_register(tmp);   /* removed by the signal handler if we are stopped */
     {   /* mkstemp makes 0600: give the result the usual permissions */
         mode_t mask = umask(0);
         umask(mask);
@@ -310,20 +311,25 @@ tsr_status tsr_cli_write_text(const char *path, int (*emit)(FILE *f, void *ctx),
     }
     f = fdopen(fd, "w");
     if (!f) {
+        int e = errno;
         close(fd);
         unlink(tmp);
-        return tsr__fail(TSR_E_IO, "%s: %s", path, strerror(errno));
+        tsr__temp_release(slot);
+        return tsr__fail(TSR_E_IO, "%s: %s", path, strerror(e));
     }
     if (emit(f, ctx) || fflush(f) || fsync(fileno(f))) {
         int e = errno;
         fclose(f);
         unlink(tmp);
+        tsr__temp_release(slot);
         return tsr__fail(TSR_E_IO, "%s: write failed: %s", path, strerror(e));
     }
     if (fclose(f) || rename(tmp, path)) {
         int e = errno;
         unlink(tmp);
+        tsr__temp_release(slot);
         return tsr__fail(TSR_E_IO, "%s: %s", path, strerror(e));
     }
+    tsr__temp_release(slot);
     return TSR_OK;
 }

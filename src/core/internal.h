@@ -67,6 +67,15 @@ tsr_status tsr__cuda_copy2d(void *dst, size_t dpitch, tsr_memory dmem, const voi
                             tsr_memory smem, size_t row_bytes, int height, void *stream);
 tsr_status tsr__cuda_sync(void *stream);
 
+/* Temporary output files (src/io/file.c): register one while it is written (slot, or -1 when
+ * none is free), release it once renamed or removed. tsr__temp_remove_all unlinks the registered
+ * ones and is async-signal-safe; tsr__install_signal_cleanup makes SIGINT, SIGTERM, SIGHUP and
+ * SIGQUIT call it and then end the process with the signal (used by the CLI). */
+int tsr__temp_register(const char *path);
+void tsr__temp_release(int slot);
+void tsr__temp_remove_all(void);
+void tsr__install_signal_cleanup(void);
+
 /* Parameter access by descriptor. */
 double tsr__param_get(const tsr_param *p, const void *params);
 void tsr__param_set(const tsr_param *p, void *params, double v);

@@ -4,6 +4,8 @@
 #include "io.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,64 @@
 typedef enum { FMT_NONE = 0, FMT_PNG, FMT_JPEG, FMT_PNM, FMT_BMP } tsr__fmt;
 
 static const char *const tsr__fmt_names[] = {NULL, "png", "jpeg", "pnm", "bmp"};
+
+/* ---------------------------------------------------------------- temporary files and signals */
+
+/* Temporary files being written, so that a signal that stops the process (Ctrl-C during a long
+ * write) leaves no partial file behind: tsr__temp_remove_all, called from the CLI's handler,
+ * unlinks them (unlink is async-signal-safe, and the slots' states are lock-free atomics). */
+#define TSR_TEMP_SLOTS 8
+static char tsr__temp_paths[TSR_TEMP_SLOTS][4096];
+static atomic_int tsr__temp_state[TSR_TEMP_SLOTS];   /* 0 free, 1 being filled, 2 live */
+
+int tsr__temp_register(const char *path)
+{
+    size_t n = strlen(path);
+    if (n >= sizeof tsr__temp_paths[0]) return -1;
+    for (int i = 0; i < TSR_TEMP_SLOTS; i++) {
+        int free_state = 0;
+        if (atomic_compare_exchange_strong(&tsr__temp_state[i], &free_state, 1)) {
+            memcpy(tsr__temp_paths[i], path, n + 1);
+            atomic_store(&tsr__temp_state[i], 2);
+            return i;
+        }
+    }
+    return -1;   /* all slots busy: this file is not cleaned up on a signal */
+}
+
+void tsr__temp_release(int slot)
+{
+    if (slot >= 0 && slot < TSR_TEMP_SLOTS) atomic_store(&tsr__temp_state[slot], 0);
+}
+
+void tsr__temp_remove_all(void)
+{
+    for (int i = 0; i < TSR_TEMP_SLOTS; i++)
+        if (atomic_load(&tsr__temp_state[i]) == 2) unlink(tsr__temp_paths[i]);
+}
+
+/* Remove the temporary files, then die of the same signal with its default action (so that
+ * the parent sees "killed by SIGINT", as shells expect). */
+static void tsr__on_signal(int sig)
+{
+    tsr__temp_remove_all();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void tsr__install_signal_cleanup(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction sa, old;
+        /* Leave a signal alone that was ignored when we started (nohup, background jobs). */
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = tsr__on_signal;
+        sigemptyset(&sa.sa_mask);
+        sigaction(sigs[i], &sa, NULL);
+    }
+}
 
 /* ---------------------------------------------------------------- shared helpers */
 
@@ -305,7 +365,7 @@ static tsr_status tsr__commit(const char *path, const tsr__buf *b)
     const char *slash, *base;
     char *tmp;
     size_t dirlen, len;
-    int fd, e;
+    int fd, e, slot;
     if (strcmp(path, "-") == 0) {
         e = tsr__write_all(STDOUT_FILENO, b->data, b->size);
         if (e == EPIPE) return tsr__fail(TSR_E_INTERRUPTED, "<stdout>: broken pipe");
@@ -324,6 +384,7 @@ static tsr_status tsr__commit(const char *path, const tsr__buf *b)
     memcpy(tmp + dirlen + 1, base, len - dirlen);
     strcpy(tmp + len + 1, ".XXXXXX");
     fd = mkstemp(tmp);
+    slot = fd >= 0 ? tsr__temp_register(tmp) : -1;
     if (fd < 0) {
         e = errno;
         free(tmp);
@@ -339,15 +400,18 @@ static tsr_status tsr__commit(const char *path, const tsr__buf *b)
     if (close(fd) != 0 && !e) e = errno;
     if (e) {
         unlink(tmp);
+        tsr__temp_release(slot);
         free(tmp);
         return tsr__fail(TSR_E_IO, "%s: cannot write: %s", path, strerror(e));
     }
     if (rename(tmp, path) != 0) {
         e = errno;
         unlink(tmp);
+        tsr__temp_release(slot);
         free(tmp);
         return tsr__fail(TSR_E_IO, "%s: cannot replace the file: %s", path, strerror(e));
     }
+    tsr__temp_release(slot);
     free(tmp);
     /* Make the rename durable too (best effort: some file systems refuse fsync on folders). */
     {

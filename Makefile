@@ -65,7 +65,10 @@ $(BUILD)/libtessera.so: $(CORE_OBJ)
 $(BUILD)/tessera: $(CLI_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/libtessera.a
 	$(LINK) -o $@ $^ $(LDLIBS) $(LDFLAGS)
 
-$(BUILD)/tessera-tests: $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/libtessera.a
+# args.o: tests/test_fuzz_regressions.c replays the CLI option parser's fuzz inputs, through the
+# fuzz targets' sources, which it includes.
+$(BUILD)/obj/tests/test_fuzz_regressions.o: tests/fuzz/fuzz_decode.h tests/fuzz/fuzz_cli_args.c
+$(BUILD)/tessera-tests: $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/src/cli/args.o $(BUILD)/libtessera.a
 	$(LINK) -o $@ $^ $(LDLIBS) $(LDFLAGS)
 
 $(BUILD)/tessera-bench: $(BENCH_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/libtessera.a

@@ -18,13 +18,17 @@
 
 #define TSR_FUZZ_MAX_ARGS 64
 
-static void tsr_fuzz_die(const char *what)
+#ifndef TSR_FUZZ_ENTRY
+#define TSR_FUZZ_ENTRY LLVMFuzzerTestOneInput
+#endif
+
+static void tsr_fuzz_cli_die(const char *what)
 {
     fprintf(stderr, "fuzz: %s (last error: '%s')\n", what, tsr_last_error());
     abort();
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+int TSR_FUZZ_ENTRY(const uint8_t *data, size_t size)
 {
     char *argv[TSR_FUZZ_MAX_ARGS + 1];
     const char *pos[TSR_CLI_MAX_POSITIONAL];
@@ -58,21 +62,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!s && op) s = tsr_cli_check_required(op->name, op->params, op->nparams);
     if (!s && op) {
         /* Every value the parser accepted must pass the registry's range check. */
-        if (tsr_params_check(op, values)) tsr_fuzz_die("parser accepted a value out of range");
+        if (tsr_params_check(op, values)) tsr_fuzz_cli_die("parser accepted a value out of range");
     }
     if (s) {
         const char *m = tsr_last_error();
-        if (s != TSR_E_ARG) tsr_fuzz_die("parser returned a status other than TSR_E_ARG");
-        if (!m[0] || strchr(m, '\n') || strchr(m, '\r')) tsr_fuzz_die("parser message is empty or not one line");
+        if (s != TSR_E_ARG) tsr_fuzz_cli_die("parser returned a status other than TSR_E_ARG");
+        if (!m[0] || strchr(m, '\n') || strchr(m, '\r')) tsr_fuzz_cli_die("parser message is empty or not one line");
     } else {
-        if (npos < 0 || npos > max_pos) tsr_fuzz_die("positional count out of range");
+        if (npos < 0 || npos > max_pos) tsr_fuzz_cli_die("positional count out of range");
         for (int i = 0; i < npos; i++) {
             int found = 0;
             for (int k = 1; k < argc; k++) found |= pos[i] == argv[k];
-            if (!found) tsr_fuzz_die("positional argument does not point into argv");
+            if (!found) tsr_fuzz_cli_die("positional argument does not point into argv");
         }
-        if ((int)common.exec.backend < 0 || common.exec.backend > TSR_BACKEND_CUDA) tsr_fuzz_die("backend out of range");
-        if (common.exec.threads < 0 || common.exec.threads > 256) tsr_fuzz_die("threads out of range");
+        if ((int)common.exec.backend < 0 || common.exec.backend > TSR_BACKEND_CUDA) tsr_fuzz_cli_die("backend out of range");
+        if (common.exec.threads < 0 || common.exec.threads > 256) tsr_fuzz_cli_die("threads out of range");
     }
     free(values);
     for (int i = 0; i < argc; i++) free(argv[i]);

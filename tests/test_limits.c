@@ -228,6 +228,29 @@ TEST(test_limits_bombs_refused_before_allocating)
     lim_rmdir(dir);
 }
 
+/* Inputs longer than any image within the limit (16 bytes per pixel plus 16 MiB) are refused
+ * from the file's size, before reading it: here a sparse 1 GiB file under a 1000-pixel limit. */
+TEST(test_limits_input_size)
+{
+    char dir[64], path[600];
+    tsr_image im = {0};
+    uint64_t old = tsr_max_pixels();
+    int fd;
+    double t0;
+    lim_tmpdir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/sparse.pgm", dir);
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    CHECK(fd >= 0 && write(fd, "P5\n30 30\n255\n", 13) == 13 && ftruncate(fd, (off_t)1 << 30) == 0);
+    if (fd >= 0) close(fd);
+    tsr_set_max_pixels(1000);
+    t0 = lim_now();
+    CHECK_EQ(tsr_read(path, &im), TSR_E_SIZE);
+    CHECK(lim_now() - t0 < 0.5);
+    CHECK(strstr(tsr_last_error(), "larger than") && lim_one_line(tsr_last_error()));
+    tsr_set_max_pixels(old);
+    lim_rmdir(dir);
+}
+
 /* Sizes under the limit in files far too small to hold them (a 100-byte "PNG" or "JPEG" of
  * 2^30 pixels) are refused as truncated before the image is allocated: in a child with 256 MiB
  * of address space the status is TSR_E_FORMAT, not TSR_E_NOMEM. */

@@ -159,16 +159,45 @@ static const char *tsr__display(const char *path, int writing)
     return path;
 }
 
-/* Read all of fd into a new buffer. TSR_E_IO (with strerror) on a read error. */
+/* The largest input accepted: 16 bytes per pixel of the pixel limit (above any of the formats'
+ * uncompressed sizes, 8 bytes for RGBA16) plus 16 MiB for headers and metadata. */
+static uint64_t tsr__max_input_bytes(void)
+{
+    uint64_t px = tsr_max_pixels();
+    return px > (UINT64_MAX - ((uint64_t)16 << 20)) / 16 ? UINT64_MAX : px * 16 + ((uint64_t)16 << 20);
+}
+
+/* Read all of fd into a new buffer. TSR_E_IO (with strerror) on a read error. A stream is
+ * refused as soon as its first bytes name no known format, and any input longer than
+ * tsr__max_input_bytes() is refused: an endless stream (cat /dev/zero |) neither hangs nor
+ * exhausts memory. */
 static tsr_status tsr__read_fd(int fd, const char *name, tsr__buf *out)
 {
     tsr__buf b = {0};
     struct stat st;
     size_t want = 65536;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && (uint64_t)st.st_size < SIZE_MAX - 1)
+    uint64_t max = tsr__max_input_bytes();
+    int checked = 0;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && (uint64_t)st.st_size < SIZE_MAX - 1) {
+        if ((uint64_t)st.st_size > max)
+            return tsr__fail(TSR_E_SIZE, "%s: file of %llu bytes is larger than any image within the limit of %llu pixels (TSR_MAX_PIXELS)",
+                             name, (unsigned long long)st.st_size, (unsigned long long)tsr_max_pixels());
         want = (size_t)st.st_size + 1;   /* +1 so that the end of the file is seen without growing */
+    }
     for (;;) {
         ssize_t r;
+        if (!checked && b.size >= 16) {
+            checked = 1;
+            if (!tsr__detect(b.data, b.size)) {
+                tsr__buf_free(&b);
+                return tsr__fail(TSR_E_FORMAT, "%s: not a PNG, JPEG, PGM/PPM or BMP file", name);
+            }
+        }
+        if ((uint64_t)b.size > max) {
+            tsr__buf_free(&b);
+            return tsr__fail(TSR_E_SIZE, "%s: input longer than %llu bytes, more than any image within the limit of %llu pixels (TSR_MAX_PIXELS)",
+                             name, (unsigned long long)max, (unsigned long long)tsr_max_pixels());
+        }
         if (b.cap - b.size == 0) {
             size_t cap;
             unsigned char *d;

@@ -112,7 +112,9 @@ tsr_status tsr_cli_parse(const char *cmd, const tsr_param *params, int nparams, 
         char name[64];
         size_t len;
         int k, negated = 0;
-        if (only_positional || a[0] != '-' || !strcmp(a, "-")) {
+        /* "-" is standard input or output, and "-.EXT" standard output in the format of EXT
+         * (tsr_write): file names, not options. */
+        if (only_positional || a[0] != '-' || !strcmp(a, "-") || a[1] == '.') {
             if (*npos >= max_pos) return tsr__fail(TSR_E_ARG, "%s: unexpected argument '%s'", cmd, a);
             positional[(*npos)++] = a;
             continue;

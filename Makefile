@@ -37,10 +37,34 @@ CORE_SRC += src/core/nocuda.c
 LINK     := $(CC)
 endif
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o) $(CU_OBJ)
+
+# The viewer ('tessera view', src/view) needs OpenGL and EGL headers and libraries (windows also
+# X11). It is linked into build/tessera and the tests only, and left out (VIEW=0) where they are
+# missing; without X11 (VIEW_X11=0) it renders off screen only.
+tsr_links = $(shell printf '$(foreach h,$(1),\043include <$(h)>\n)int main(void){return 0;}\n' | \
+              $(CC) $(EXTRA_CFLAGS) -x c - -x none -o /dev/null $(LDFLAGS) $(2) >/dev/null 2>&1 && echo 1 || echo 0)
+ifeq ($(origin VIEW),undefined)
+VIEW     := $(call tsr_links,GL/gl.h EGL/egl.h,-lOpenGL -lEGL)
+endif
+ifeq ($(VIEW),1)
+ifeq ($(origin VIEW_X11),undefined)
+VIEW_X11 := $(call tsr_links,X11/Xlib.h,-lX11)
+endif
+VIEW_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard src/view/*.c)) \
+            $(if $(CU_OBJ),$(patsubst %.cu,$(BUILD)/obj/%.o,$(wildcard src/view/*.cu)))
+VIEW_LIBS := -lOpenGL -lEGL $(if $(filter 1,$(VIEW_X11)),-lX11)
+ALLCFLAGS += -DTSR_HAVE_VIEW=1 $(if $(filter 1,$(VIEW_X11)),-DTSR_VIEW_X11=1)
+endif
 HEADERS  := $(wildcard include/*.h src/*/*.h src/*/*.cuh)
 
 .PHONY: all deps demo test bench clean
 all: $(BUILD)/tessera $(BUILD)/libtessera.a $(BUILD)/libtessera.so
+
+# Files that test TSR_HAVE_VIEW or TSR_VIEW_X11 are rebuilt when VIEW or VIEW_X11 change.
+$(BUILD)/obj/src/cli/cmd_view.o $(BUILD)/obj/tests/test_view.o $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard src/view/*.c)): \
+    $(BUILD)/.view-$(VIEW)$(VIEW_X11)
+$(BUILD)/.view-$(VIEW)$(VIEW_X11):
+	@mkdir -p $(BUILD) && rm -f $(BUILD)/.view-* && touch $@
 
 $(BUILD)/.deps-build: scripts/deps.sh
 	@bash scripts/deps.sh build
@@ -62,14 +86,14 @@ $(BUILD)/libtessera.a: $(CORE_OBJ)
 $(BUILD)/libtessera.so: $(CORE_OBJ)
 	$(LINK) -shared -o $@ $^ $(LDLIBS) $(LDFLAGS)
 
-$(BUILD)/tessera: $(CLI_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/libtessera.a
-	$(LINK) -o $@ $^ $(LDLIBS) $(LDFLAGS)
+$(BUILD)/tessera: $(CLI_SRC:%.c=$(BUILD)/obj/%.o) $(VIEW_OBJ) $(BUILD)/libtessera.a
+	$(LINK) -o $@ $^ $(LDLIBS) $(VIEW_LIBS) $(LDFLAGS)
 
 # args.o: tests/test_fuzz_regressions.c replays the CLI option parser's fuzz inputs, through the
 # fuzz targets' sources, which it includes.
 $(BUILD)/obj/tests/test_fuzz_regressions.o: tests/fuzz/fuzz_decode.h tests/fuzz/fuzz_cli_args.c
-$(BUILD)/tessera-tests: $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/src/cli/args.o $(BUILD)/libtessera.a
-	$(LINK) -o $@ $^ $(LDLIBS) $(LDFLAGS)
+$(BUILD)/tessera-tests: $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/src/cli/args.o $(VIEW_OBJ) $(BUILD)/libtessera.a
+	$(LINK) -o $@ $^ $(LDLIBS) $(VIEW_LIBS) $(LDFLAGS)
 
 $(BUILD)/tessera-bench: $(BENCH_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/libtessera.a
 	$(LINK) -o $@ $^ $(LDLIBS) $(LDFLAGS)

@@ -231,6 +231,132 @@ tsr_status tsr_run(const tsr_op *op, const tsr_image *src, tsr_image *dst, const
 /* Verbose logging of variant choices to stderr (also TSR_LOG=1). */
 void tsr_set_log(int on);
 
+/* ---------------------------------------------------------------- deband */
+#include <stdio.h>   /* FILE, for the y4m functions */
+/*
+ * f3kdb-style banding reduction (docs/deband.md defines every step). All arithmetic is integer,
+ * so the CPU reference, the threaded CPU variant and the CUDA variants agree bit for bit.
+ */
+
+typedef enum tsr_chroma {
+    TSR_CHROMA_420 = 0, TSR_CHROMA_422 = 1, TSR_CHROMA_444 = 2, TSR_CHROMA_MONO = 3
+} tsr_chroma;
+
+/* A planar YCbCr frame. Samples are uint8_t for bits == 8, else host-order uint16_t holding
+ * values 0..2^bits-1. Chroma planes of 4:2:0 / 4:2:2 are ceil(width/2) wide, and ceil(height/2)
+ * high for 4:2:0. Mono frames have one plane. */
+typedef struct tsr_frame {
+    int width, height;          /* luma size */
+    int chroma;                 /* tsr_chroma */
+    int bits;                   /* 8..16 */
+    int nplanes;                /* 1 (mono) or 3 */
+    void *plane[3];
+    size_t stride[3];           /* bytes between rows of each plane */
+    tsr_memory memory;
+    int owned;                  /* nonzero when tsr_frame_free must release the planes */
+} tsr_frame;
+
+/* Allocate a frame (host rows padded to 64 bytes, pitched on the device). *f is written only on
+ * success. Sizes are checked against tsr_max_pixels() and for overflow. */
+tsr_status tsr_frame_create(tsr_frame *f, int width, int height, int chroma, int bits, tsr_memory memory);
+/* Release owned planes and zero *f. Safe on a zeroed frame. */
+void tsr_frame_free(tsr_frame *f);
+/* Size of plane p (0 luma, 1 Cb, 2 Cr) of a frame of this shape. */
+int tsr_frame_plane_width(int width, int chroma, int p);
+int tsr_frame_plane_height(int height, int chroma, int p);
+/* Copy between frames of the same shape in any memory; asynchronous on 'stream' for device copies. */
+tsr_status tsr_frame_copy(const tsr_frame *src, tsr_frame *dst, void *stream);
+
+typedef enum tsr_dither { TSR_DITHER_NONE = 0, TSR_DITHER_ORDERED = 1, TSR_DITHER_FLOYD = 2 } tsr_dither;
+
+/* Every parameter, with f3kdb's names, scales and defaults (tsr_deband_defaults). */
+typedef struct tsr_deband_params {
+    int range;                  /* 0..255: largest reference distance in pixels (default 15) */
+    int y, cb, cr;              /* 0..4096 thresholds; 64 = one 8-bit code value (default 64) */
+    int grain_y, grain_c;       /* 0..4096 grain amplitude; 64 = +-one 8-bit code value (64) */
+    int sample_mode;            /* 1: two references above/below; 2: four on a cross (2) */
+    int seed;                   /* 0..2147483647 (0) */
+    int blur_first;             /* compare the average (1) or every reference (0) (default 1) */
+    int dynamic_grain;          /* grain changes with the frame index (0) */
+    int keep_tv_range;          /* clamp to 16..235 luma, 16..240 chroma (scaled) (0) */
+    int output_depth;           /* 8..16, 0: the input's depth (0) */
+    int dither;                 /* tsr_dither, applied when reducing depth (FLOYD) */
+} tsr_deband_params;
+
+/* The defaults above. */
+void tsr_deband_defaults(tsr_deband_params *p);
+/* Check every parameter for a frame of 'bits' (TSR_E_ARG naming the first bad one). */
+tsr_status tsr_deband_check(const tsr_deband_params *p, int bits);
+/* Parameter metadata (for the CLI and its help): offsets into tsr_deband_params. */
+extern const tsr_param tsr_deband_param_table[];
+extern const int tsr_deband_param_count;
+
+/* The named implementations: CPU 'reference' (the definition), 'fast' (threaded), CUDA
+ * 'planar' (default), 'aos3' and 'aos4' (4:4:4 packed-pixel experiments). */
+typedef struct tsr_deband_variant_info {
+    const char *name;
+    tsr_backend backend;
+    const char *help;
+    int is_default, is_reference;
+    int only_444;               /* handles 4:4:4 (and RGB images) only */
+} tsr_deband_variant_info;
+int tsr_deband_variant_count(void);
+const tsr_deband_variant_info *tsr_deband_variant_at(int i);
+/* The variant a call with this exec would use for frames in 'memory' of this chroma (NULL with a
+ * message when none): ex->variant, else TSR_VARIANT_DEBAND, else the backend's default. */
+const tsr_deband_variant_info *tsr_deband_choose(const tsr_exec *ex, tsr_memory memory, int chroma);
+
+/* Deband one frame. frame_index feeds dynamic grain. dst: if dst->plane[0] is NULL a frame of
+ * the output depth is allocated (in src's memory) on success; otherwise it must have src's shape
+ * and bits == output depth. Device frames run asynchronously on ex->stream, except that with
+ * Floyd-Steinberg depth reduction or an aos variant the call waits for the stream (it frees its
+ * scratch memory); tsr_deband_pipe keeps its scratch and never waits needlessly. */
+tsr_status tsr_deband_frame(const tsr_frame *src, tsr_frame *dst, const tsr_deband_params *p, int frame_index,
+                            const tsr_exec *ex);
+/* Deband a gray or RGB image (8 or 16 bits; an alpha channel is copied unchanged). Every colour
+ * channel is treated as a plane with the Y threshold and grain_y. dst follows tsr_invert's rules;
+ * its depth is 1 byte for output depth 8, else 2 bytes (values scaled to 16 bits: v << (16-d)). */
+tsr_status tsr_deband_image(const tsr_image *src, tsr_image *dst, const tsr_deband_params *p, const tsr_exec *ex);
+
+/* A stream of frames of one shape, pipelined: on CUDA, up to three frames are in flight on their
+ * own streams (upload of the next and download of the previous overlap the kernel) through
+ * pinned host buffers; on the CPU each frame is processed when submitted. */
+typedef struct tsr_deband_pipe tsr_deband_pipe;
+tsr_status tsr_deband_pipe_open(tsr_deband_pipe **pp, int width, int height, int chroma, int bits,
+                                const tsr_deband_params *p, const tsr_exec *ex);
+/* The host frame to fill with the next input. *done receives the oldest finished output when the
+ * slot had one (write it out before the next call), else NULL. */
+tsr_status tsr_deband_pipe_input(tsr_deband_pipe *pp, tsr_frame **in, const tsr_frame **done);
+/* Queue the frame filled after tsr_deband_pipe_input, as frame number frame_index. */
+tsr_status tsr_deband_pipe_submit(tsr_deband_pipe *pp, int frame_index);
+/* The oldest unfinished output (waiting for it), or *done = NULL when none is left. */
+tsr_status tsr_deband_pipe_drain(tsr_deband_pipe *pp, const tsr_frame **done);
+/* The variant the pipe runs. */
+const tsr_deband_variant_info *tsr_deband_pipe_variant(const tsr_deband_pipe *pp);
+/* Accumulated kernel time in milliseconds (CUDA events; CPU: processing time). */
+double tsr_deband_pipe_kernel_ms(const tsr_deband_pipe *pp);
+void tsr_deband_pipe_close(tsr_deband_pipe *pp);
+
+/* YUV4MPEG2 streams. C tags: 420jpeg 420paldv 420mpeg2 420 422 444 mono and the pNN forms
+ * (420p10, 422p12, 444p16, mono16...); samples above 8 bits are little-endian 16-bit. Interlaced
+ * streams (It, Ib, Im) and 411/410 are rejected with a message; I? and Ip are read as progressive. */
+typedef struct tsr_y4m_info {
+    int width, height, chroma, bits;
+    int fps_num, fps_den;       /* 0/0 when absent */
+    int par_num, par_den;       /* 0/0 when absent */
+    char ctag[16];              /* the C tag as read ("" when absent: 420jpeg) */
+    char extra[256];            /* X... and other tags, passed through verbatim */
+} tsr_y4m_info;
+/* Parse a stream header from f ('name' is used in messages). */
+tsr_status tsr_y4m_read_header(FILE *f, const char *name, tsr_y4m_info *info);
+/* Read the next frame into a host frame of the stream's shape. *eof = 1 (and TSR_OK) on a clean
+ * end before a frame; a partial frame fails with "frame N: truncated" (N from 0). */
+tsr_status tsr_y4m_read_frame(FILE *f, const tsr_y4m_info *info, tsr_frame *frame, int frame_number, int *eof);
+/* Write a header for frames of 'bits' depth with info's other fields. */
+tsr_status tsr_y4m_write_header(FILE *f, const tsr_y4m_info *info, int bits);
+/* Write one host frame. */
+tsr_status tsr_y4m_write_frame(FILE *f, const tsr_frame *frame);
+
 #ifdef __cplusplus
 }
 #endif

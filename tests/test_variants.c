@@ -291,3 +291,49 @@ TEST(test_variants_registry)
     }
     (void)cuda_variants;
 }
+
+/* Operations run from several threads at once, and from inside each other's pool, give the
+ * same results as one at a time (the pool never deadlocks or mixes jobs). */
+#include <pthread.h>
+
+struct concurrent_job {
+    const tsr_image *src;
+    const tsr_image *expect;
+    int ok;
+};
+
+static void *concurrent_box(void *arg)
+{
+    struct concurrent_job *j = arg;
+    tsr_box_params p = {5, -1, -1, TSR_BORDER_REFLECT101, 0};
+    tsr_exec ex = {TSR_BACKEND_CPU, "running", NULL, 2};
+    j->ok = 1;
+    for (int k = 0; k < 8 && j->ok; k++) {
+        tsr_image out = {0};
+        int bx, by;
+        j->ok = tsr_box(j->src, &out, &p, &ex) == TSR_OK && same(j->expect, &out, &bx, &by);
+        tsr_image_free(&out);
+    }
+    return NULL;
+}
+
+TEST(test_variants_concurrent_callers)
+{
+    tsr_image img, ref = {0};
+    tsr_box_params p = {5, -1, -1, TSR_BORDER_REFLECT101, 0};
+    tsr_exec ex = {TSR_BACKEND_CPU, "reference", NULL, 1};
+    pthread_t t[4];
+    struct concurrent_job jobs[4];
+    if (!make(&img, 301, 203, 1, TSR_U8, 0)) return;
+    CHECK_OK(tsr_box(&img, &ref, &p, &ex));
+    for (int i = 0; i < 4; i++) {
+        jobs[i] = (struct concurrent_job){&img, &ref, 0};
+        pthread_create(&t[i], NULL, concurrent_box, &jobs[i]);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(t[i], NULL);
+        CHECK_MSG(jobs[i].ok, "caller %d got a wrong or failed result", i);
+    }
+    tsr_image_free(&ref);
+    tsr_image_free(&img);
+}

@@ -58,10 +58,15 @@ static void tsr__run_chunks(void)
     }
 }
 
+/* Set on pool workers and on a caller while it runs a job: a parallel loop started from inside
+ * one runs inline instead of waiting for the pool it is part of. */
+static _Thread_local int tsr__in_pool;
+
 static void *tsr__worker(void *arg)
 {
     int id = (int)(intptr_t)arg;
     unsigned long seen = 0;
+    tsr__in_pool = 1;
     for (;;) {
         pthread_mutex_lock(&tsr__pool.lock);
         while (tsr__pool.generation == seen || id >= tsr__pool.workers_wanted) {
@@ -86,12 +91,14 @@ void tsr__parallel_for(int n, int min_chunk, int threads, tsr__range_fn fn, void
     chunk = (n + nthreads * 4 - 1) / (nthreads * 4);
     if (chunk < min_chunk) chunk = min_chunk;
     nchunks = (n + chunk - 1) / chunk;
-    if (nthreads == 1 || nchunks == 1) {
+    /* Serial when there is nothing to share, when nested, or when another thread holds the pool
+     * (its loop is already using the cores). */
+    if (nthreads == 1 || nchunks == 1 || tsr__in_pool || pthread_mutex_trylock(&tsr__pool.job_lock) != 0) {
         fn(ctx, 0, n);
         return;
     }
     if (nthreads > nchunks) nthreads = nchunks;
-    pthread_mutex_lock(&tsr__pool.job_lock);
+    tsr__in_pool = 1;
     pthread_mutex_lock(&tsr__pool.lock);
     while (tsr__pool.started < nthreads - 1) {
         pthread_t t;
@@ -121,5 +128,6 @@ void tsr__parallel_for(int n, int min_chunk, int threads, tsr__range_fn fn, void
     while (tsr__pool.finished < tsr__pool.nchunks) pthread_cond_wait(&tsr__pool.done, &tsr__pool.lock);
     tsr__pool.workers_wanted = 0;
     pthread_mutex_unlock(&tsr__pool.lock);
+    tsr__in_pool = 0;
     pthread_mutex_unlock(&tsr__pool.job_lock);
 }

@@ -1,0 +1,530 @@
+/* deband: every variant against the reference (bit for bit) over parameters and odd sizes,
+ * determinism of the seed, the effect on banding and on texture, parameter checks, y4m parsing,
+ * images and the frame pipe. */
+#include "test.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A frame with smooth gradients, a few hard edges and some noise, so that both the smoothing
+ * and the keep-the-source branches are taken. */
+static tsr_frame db_make(int w, int h, int chroma, int bits, unsigned salt)
+{
+    tsr_frame f;
+    memset(&f, 0, sizeof f);
+    if (tsr_frame_create(&f, w, h, chroma, bits, TSR_HOST)) return f;
+    for (int p = 0; p < f.nplanes; p++) {
+        int pw = tsr_frame_plane_width(w, chroma, p), ph = tsr_frame_plane_height(h, chroma, p);
+        int maxv = (1 << bits) - 1;
+        for (int y = 0; y < ph; y++)
+            for (int x = 0; x < pw; x++) {
+                long v = (long)maxv * (x + 2 * y + (int)salt) / (pw + 2 * ph + 7);
+                if ((x / 5 + y / 7 + p) % 9 == 0) v = maxv - v;           /* edges */
+                if (((unsigned)(x * 131 + y * 71) ^ salt) % 11 == 0) v += (long)(tsr_test_rand() % 5) - 2;   /* noise */
+                if (v < 0) v = 0;
+                if (v > maxv) v = maxv;
+                if (bits > 8) ((uint16_t *)((char *)f.plane[p] + (size_t)y * f.stride[p]))[x] = (uint16_t)v;
+                else ((uint8_t *)f.plane[p] + (size_t)y * f.stride[p])[x] = (uint8_t)v;
+            }
+    }
+    return f;
+}
+
+/* Index of the first differing sample, or -1 when the frames are identical. */
+static long db_diff(const tsr_frame *a, const tsr_frame *b)
+{
+    long k = 0;
+    if (a->width != b->width || a->height != b->height || a->bits != b->bits || a->nplanes != b->nplanes) return 0;
+    for (int p = 0; p < a->nplanes; p++) {
+        int pw = tsr_frame_plane_width(a->width, a->chroma, p), ph = tsr_frame_plane_height(a->height, a->chroma, p);
+        size_t row = (size_t)pw * (a->bits > 8 ? 2 : 1);
+        for (int y = 0; y < ph; y++, k += pw)
+            if (memcmp((char *)a->plane[p] + (size_t)y * a->stride[p], (char *)b->plane[p] + (size_t)y * b->stride[p],
+                       row))
+                return k;
+    }
+    return -1;
+}
+
+static void *db_row(const tsr_image *img, int y) { return (char *)img->data + (size_t)y * img->stride; }
+
+static tsr_status db_run(const char *variant, const tsr_frame *src, tsr_frame *dst, const tsr_deband_params *p, int fi)
+{
+    tsr_exec ex = {TSR_BACKEND_AUTO, variant, NULL, 0};
+    memset(dst, 0, sizeof *dst);
+    return tsr_deband_frame(src, dst, p, fi, &ex);
+}
+
+/* Parameter sets covering every branch of the definition. */
+static tsr_deband_params db_params(int k)
+{
+    tsr_deband_params p;
+    tsr_deband_defaults(&p);
+    p.sample_mode = 1 + (k & 1);
+    p.blur_first = !(k & 2);
+    p.dither = (k >> 2) % 3;
+    p.output_depth = (k % 5 == 0) ? 8 : (k % 5 == 1) ? 0 : (k % 5 == 2) ? 12 : (k % 5 == 3) ? 16 : 9;
+    p.keep_tv_range = (k % 7) == 3;
+    p.dynamic_grain = (k % 3) == 1;
+    p.grain_y = (k % 4) * 40;
+    p.grain_c = (k % 6) * 30;
+    p.range = (k % 8) == 5 ? 255 : (k % 8) == 6 ? 0 : 4 + k % 20;
+    p.y = 32 + 37 * (k % 5);
+    p.cb = 64 + 100 * (k % 3);
+    p.cr = (k % 9) * 50;
+    p.seed = k * 7919;
+    return p;
+}
+
+TEST(test_deband_variants_match_reference)
+{
+    static const int sizes[][2] = {{1, 1}, {2, 3}, {13, 42}, {257, 131}, {64, 1}, {1, 37}};
+    static const int bitss[] = {8, 10, 16};
+    int cases = 0;
+    for (int si = 0; si < 6; si++)
+        for (int chroma = 0; chroma < 4; chroma++)
+            for (int bi = 0; bi < 3; bi++)
+                for (int k = 0; k < 6; k++) {
+                    int w = sizes[si][0], h = sizes[si][1];
+                    int kk = k * 5 + si + chroma * 3 + bi;
+                    tsr_deband_params p = db_params(kk);
+                    tsr_frame src = db_make(w, h, chroma, bitss[bi], (unsigned)kk), ref, out;
+                    if (!src.plane[0]) {
+                        CHECK(!"frame allocation");
+                        continue;
+                    }
+                    if (db_run("reference", &src, &ref, &p, kk)) {
+                        CHECK_MSG(0, "reference failed: %s", tsr_last_error());
+                        tsr_frame_free(&src);
+                        continue;
+                    }
+                    for (int v = 0; v < tsr_deband_variant_count(); v++) {
+                        const tsr_deband_variant_info *vi = tsr_deband_variant_at(v);
+                        long d;
+                        if (vi->is_reference) continue;
+                        if (vi->backend == TSR_BACKEND_CUDA && !tsr_cuda_available()) continue;
+                        if (vi->only_444 && chroma != TSR_CHROMA_444) continue;
+                        if (db_run(vi->name, &src, &out, &p, kk)) {
+                            CHECK_MSG(0, "%s failed: %s", vi->name, tsr_last_error());
+                            continue;
+                        }
+                        d = db_diff(&ref, &out);
+                        CHECK_MSG(d < 0, "%s differs from the reference at sample %ld (%dx%d chroma %d %d-bit, set %d)",
+                                  vi->name, d, w, h, chroma, bitss[bi], kk);
+                        tsr_frame_free(&out);
+                        cases++;
+                    }
+                    tsr_frame_free(&ref);
+                    tsr_frame_free(&src);
+                }
+    CHECK(cases >= 432);
+}
+
+TEST(test_deband_cuda_variants)
+{
+    tsr_deband_params p;
+    tsr_frame src, ref, out, dsrc, ddst;
+    int n = 0;
+    if (!tsr_cuda_available()) SKIP("no CUDA device");
+    tsr_deband_defaults(&p);
+    p.output_depth = 8;   /* Floyd-Steinberg on the GPU */
+    src = db_make(1023, 577, TSR_CHROMA_444, 16, 3);
+    CHECK_OK(db_run("reference", &src, &ref, &p, 0));
+    for (int v = 0; v < tsr_deband_variant_count(); v++) {
+        const tsr_deband_variant_info *vi = tsr_deband_variant_at(v);
+        if (vi->backend != TSR_BACKEND_CUDA) continue;
+        CHECK_OK(db_run(vi->name, &src, &out, &p, 0));
+        CHECK_MSG(db_diff(&ref, &out) < 0, "%s differs on 1023x577 4:4:4", vi->name);
+        tsr_frame_free(&out);
+        n++;
+    }
+    CHECK_EQ(n, 3);
+    /* Device frames on a stream: asynchronous, same result. */
+    CHECK_OK(tsr_frame_create(&dsrc, src.width, src.height, src.chroma, src.bits, TSR_DEVICE));
+    CHECK_OK(tsr_frame_copy(&src, &dsrc, NULL));
+    memset(&ddst, 0, sizeof ddst);
+    {
+        tsr_exec ex = {TSR_BACKEND_CUDA, "planar", NULL, 0};
+        CHECK_OK(tsr_deband_frame(&dsrc, &ddst, &p, 0, &ex));
+    }
+    CHECK_OK(tsr_frame_create(&out, src.width, src.height, src.chroma, 8, TSR_HOST));
+    CHECK_OK(tsr_frame_copy(&ddst, &out, NULL));
+    CHECK_OK(tsr_stream_sync(NULL));
+    CHECK(db_diff(&ref, &out) < 0);
+    tsr_frame_free(&out);
+    tsr_frame_free(&dsrc);
+    tsr_frame_free(&ddst);
+    tsr_frame_free(&ref);
+    tsr_frame_free(&src);
+}
+
+TEST(test_deband_seed_and_grain)
+{
+    tsr_deband_params p;
+    tsr_frame src = db_make(97, 61, TSR_CHROMA_420, 8, 1), a, b;
+    tsr_deband_defaults(&p);
+    CHECK_OK(db_run("fast", &src, &a, &p, 0));
+    CHECK_OK(db_run("fast", &src, &b, &p, 5));
+    CHECK_MSG(db_diff(&a, &b) < 0, "static grain must not depend on the frame number");
+    tsr_frame_free(&b);
+    p.seed = 1;
+    CHECK_OK(db_run("fast", &src, &b, &p, 0));
+    CHECK_MSG(db_diff(&a, &b) >= 0, "another seed must change the output");
+    tsr_frame_free(&b);
+    p.seed = 0;
+    p.dynamic_grain = 1;
+    CHECK_OK(db_run("fast", &src, &b, &p, 0));
+    tsr_frame_free(&a);
+    CHECK_OK(db_run("fast", &src, &a, &p, 1));
+    CHECK_MSG(db_diff(&a, &b) >= 0, "dynamic grain must change with the frame number");
+    tsr_frame_free(&a);
+    tsr_frame_free(&b);
+    tsr_frame_free(&src);
+}
+
+/* Mean squared error of a 16-bit-scaled luma plane against a double-valued truth. */
+static double db_mse(const tsr_frame *f, const double *truth)
+{
+    double s = 0;
+    int sh = 16 - f->bits;
+    for (int y = 0; y < f->height; y++)
+        for (int x = 0; x < f->width; x++) {
+            const char *row = (const char *)f->plane[0] + (size_t)y * f->stride[0];
+            double v = (f->bits > 8 ? ((const uint16_t *)row)[x] : ((const uint8_t *)row)[x]) * (double)(1 << sh);
+            double d = v - truth[(size_t)y * f->width + x];
+            s += d * d;
+        }
+    return s / ((double)f->width * f->height);
+}
+
+TEST(test_deband_reduces_banding_keeps_texture)
+{
+    int w = 400, h = 120;
+    double *truth = malloc(sizeof(double) * w * h);
+    tsr_frame band, out, tex, tout;
+    tsr_deband_params p;
+    double e8, ed;
+    CHECK_OK(tsr_frame_create(&band, w, h, TSR_CHROMA_MONO, 8, TSR_HOST));
+    /* A shallow ramp of 12 code values over 400 pixels: wide bands. */
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            double t = (100.0 + 12.0 * x / (w - 1)) * 256.0;
+            truth[(size_t)y * w + x] = t;
+            ((uint8_t *)band.plane[0] + (size_t)y * band.stride[0])[x] = (uint8_t)floor(t / 256.0 + 0.5);
+        }
+    tsr_deband_defaults(&p);
+    p.grain_y = p.grain_c = 0;
+    p.output_depth = 16;
+    CHECK_OK(db_run("fast", &band, &out, &p, 0));
+    e8 = db_mse(&band, truth);
+    ed = db_mse(&out, truth);
+    CHECK_MSG(ed < e8 * 0.6, "debanding must cut the error of a banded ramp: %g -> %g", e8, ed);
+    tsr_frame_free(&out);
+    /* Texture (noise of +-20 codes) and hard edges stay exactly as they were without grain. */
+    CHECK_OK(tsr_frame_create(&tex, w, h, TSR_CHROMA_MONO, 8, TSR_HOST));
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            ((uint8_t *)tex.plane[0] + (size_t)y * tex.stride[0])[x] =
+                (uint8_t)(((x / 20 + y / 20) & 1 ? 60 : 180) + (int)(tsr_test_rand() % 41) - 20);
+    p.output_depth = 0;
+    CHECK_OK(db_run("fast", &tex, &tout, &p, 0));
+    {   /* only pixels whose references happen to average within the threshold (one code value)
+         * may move, and by less than one code value */
+        long changed = 0;
+        int maxd = 0;
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++) {
+                int a = ((uint8_t *)tex.plane[0] + (size_t)y * tex.stride[0])[x];
+                int b = ((uint8_t *)tout.plane[0] + (size_t)y * tout.stride[0])[x];
+                changed += a != b;
+                if (abs(a - b) > maxd) maxd = abs(a - b);
+            }
+        CHECK_MSG(maxd <= 1, "texture moved by %d code values", maxd);
+        CHECK_MSG(changed < (long)w * h / 10, "texture changed in %ld of %d pixels", changed, w * h);
+    }
+    tsr_frame_free(&tout);
+    tsr_frame_free(&tex);
+    tsr_frame_free(&band);
+    free(truth);
+}
+
+TEST(test_deband_parameter_checks)
+{
+    tsr_deband_params p;
+    tsr_frame src = db_make(8, 8, TSR_CHROMA_420, 8, 0), out;
+    tsr_deband_defaults(&p);
+    CHECK_EQ(p.range, 15);
+    CHECK_EQ(p.y, 64);
+    CHECK_EQ(p.sample_mode, 2);
+    CHECK_EQ(p.blur_first, 1);
+    CHECK_EQ(p.dither, TSR_DITHER_FLOYD);
+    p.range = 256;
+    CHECK_EQ(db_run("fast", &src, &out, &p, 0), TSR_E_ARG);
+    CHECK(strstr(tsr_last_error(), "--range") != NULL);
+    tsr_deband_defaults(&p);
+    p.sample_mode = 3;
+    CHECK_EQ(db_run("fast", &src, &out, &p, 0), TSR_E_ARG);
+    CHECK(strstr(tsr_last_error(), "--sample-mode") != NULL);
+    tsr_deband_defaults(&p);
+    p.output_depth = 4;
+    CHECK_EQ(db_run("fast", &src, &out, &p, 0), TSR_E_ARG);
+    CHECK(strstr(tsr_last_error(), "--output-depth") != NULL);
+    tsr_deband_defaults(&p);
+    p.grain_c = -1;
+    CHECK_EQ(db_run("fast", &src, &out, &p, 0), TSR_E_ARG);
+    tsr_deband_defaults(&p);
+    CHECK_EQ(db_run("nosuch", &src, &out, &p, 0), TSR_E_ARG);
+    CHECK(strstr(tsr_last_error(), "nosuch") != NULL);
+    CHECK_EQ(db_run("aos4", &src, &out, &p, 0), tsr_cuda_compiled() ? TSR_E_UNSUPPORTED : TSR_E_ARG);
+    {
+        tsr_exec ex = {TSR_BACKEND_CUDA, NULL, NULL, 0};
+        memset(&out, 0, sizeof out);
+        if (!tsr_cuda_available()) CHECK_EQ(tsr_deband_frame(&src, &out, &p, 0, &ex), TSR_E_NO_DEVICE);
+    }
+    tsr_frame_free(&src);
+}
+
+/* Write 'text' (len bytes) to a temporary file and parse its header (and first frame). */
+static tsr_status db_parse(const char *text, size_t len, tsr_y4m_info *info, int read_frames)
+{
+    FILE *f = tmpfile();
+    tsr_status s;
+    if (!f) return TSR_E_IO;
+    fwrite(text, 1, len, f);
+    rewind(f);
+    s = tsr_y4m_read_header(f, "test.y4m", info);
+    for (int i = 0; !s && i < read_frames; i++) {
+        tsr_frame fr;
+        int eof;
+        if ((s = tsr_frame_create(&fr, info->width, info->height, info->chroma, info->bits, TSR_HOST))) break;
+        s = tsr_y4m_read_frame(f, info, &fr, i, &eof);
+        tsr_frame_free(&fr);
+        if (eof) break;
+    }
+    fclose(f);
+    return s;
+}
+
+TEST(test_deband_y4m_headers)
+{
+    tsr_y4m_info in;
+    const char *ok = "YUV4MPEG2 W4 H2 F25:1 Ip A1:1 C420p10 XYSCSS=420P10\n";
+    CHECK_OK(db_parse(ok, strlen(ok), &in, 0));
+    CHECK_EQ(in.width, 4);
+    CHECK_EQ(in.bits, 10);
+    CHECK_EQ(in.chroma, TSR_CHROMA_420);
+    CHECK_EQ(in.fps_num, 25);
+    CHECK(!strcmp(in.extra, "XYSCSS=420P10"));
+#define DB_BAD(text, status, needle)                                                               \
+    do {                                                                                           \
+        CHECK_EQ(db_parse(text, strlen(text), &in, 0), status);                                    \
+        CHECK_MSG(strstr(tsr_last_error(), needle) != NULL, "message '%s' lacks '%s'", tsr_last_error(), needle); \
+    } while (0)
+    DB_BAD("", TSR_E_FORMAT, "empty");
+    DB_BAD("P5 4 4 255\n", TSR_E_FORMAT, "YUV4MPEG2");
+    DB_BAD("YUV4MPEG2 H2\n", TSR_E_FORMAT, "W (width)");
+    DB_BAD("YUV4MPEG2 W0 H2\n", TSR_E_FORMAT, "width");
+    DB_BAD("YUV4MPEG2 W4 H2 C411\n", TSR_E_UNSUPPORTED, "C411");
+    DB_BAD("YUV4MPEG2 W4 H2 C410\n", TSR_E_UNSUPPORTED, "C410");
+    DB_BAD("YUV4MPEG2 W4 H2 C420p18\n", TSR_E_UNSUPPORTED, "18-bit");
+    DB_BAD("YUV4MPEG2 W4 H2 Cfoo\n", TSR_E_UNSUPPORTED, "Cfoo");
+    DB_BAD("YUV4MPEG2 W4 H2 It\n", TSR_E_UNSUPPORTED, "interlaced");
+    DB_BAD("YUV4MPEG2 W4 H2 Fx\n", TSR_E_FORMAT, "frame rate");
+    DB_BAD("YUV4MPEG2 W4 H2 Q7\n", TSR_E_FORMAT, "Q7");
+    {
+        static const char *tags[] = {"420jpeg", "420paldv", "420mpeg2", "420", "422", "444", "mono", "422p12",
+                                     "444p16", "mono16", "420p9"};
+        static const int bits[] = {8, 8, 8, 8, 8, 8, 8, 12, 16, 16, 9};
+        for (int i = 0; i < 11; i++) {
+            char h[64];
+            snprintf(h, sizeof h, "YUV4MPEG2 W3 H3 C%s\n", tags[i]);
+            CHECK_OK(db_parse(h, strlen(h), &in, 0));
+            CHECK_EQ(in.bits, bits[i]);
+        }
+    }
+    /* Frames: a 3x3 4:2:0 8-bit frame is 9 + 4 + 4 bytes. */
+    {
+        char buf[256];
+        size_t n = (size_t)snprintf(buf, sizeof buf, "YUV4MPEG2 W3 H3 C420jpeg\nFRAME\n");
+        memset(buf + n, 7, 17);
+        n += 17;
+        memcpy(buf + n, "FRAME\n", 6);
+        n += 6;
+        memset(buf + n, 7, 10);   /* second frame cut short */
+        CHECK_EQ(db_parse(buf, n + 10, &in, 3), TSR_E_FORMAT);
+        CHECK_MSG(strstr(tsr_last_error(), "frame 1: truncated") != NULL, "got '%s'", tsr_last_error());
+        CHECK_OK(db_parse(buf, n - 6, &in, 3));   /* two clean frames' worth minus the second: one frame, clean end */
+        memcpy(buf + n - 6, "FRAMX\n", 6);
+        CHECK_EQ(db_parse(buf, n, &in, 3), TSR_E_FORMAT);
+        CHECK(strstr(tsr_last_error(), "frame 1: missing FRAME") != NULL);
+    }
+#undef DB_BAD
+}
+
+TEST(test_deband_y4m_roundtrip)
+{
+    static const int chromas[] = {TSR_CHROMA_420, TSR_CHROMA_422, TSR_CHROMA_444, TSR_CHROMA_MONO};
+    static const int bitss[] = {8, 10, 16, 12};
+    for (int i = 0; i < 4; i++) {
+        tsr_frame a = db_make(7, 5, chromas[i], bitss[i], 9), b;
+        tsr_y4m_info info, back;
+        FILE *f = tmpfile();
+        int eof = 0;
+        memset(&info, 0, sizeof info);
+        info.width = 7, info.height = 5, info.chroma = chromas[i], info.bits = bitss[i], info.fps_num = 30000,
+        info.fps_den = 1001;
+        CHECK_OK(tsr_y4m_write_header(f, &info, bitss[i]));
+        CHECK_OK(tsr_y4m_write_frame(f, &a));
+        rewind(f);
+        CHECK_OK(tsr_y4m_read_header(f, "rt", &back));
+        CHECK_EQ(back.bits, bitss[i]);
+        CHECK_EQ(back.chroma, chromas[i]);
+        CHECK_EQ(back.fps_den, 1001);
+        CHECK_OK(tsr_frame_create(&b, 7, 5, chromas[i], bitss[i], TSR_HOST));
+        CHECK_OK(tsr_y4m_read_frame(f, &back, &b, 0, &eof));
+        CHECK_EQ(eof, 0);
+        CHECK(db_diff(&a, &b) < 0);
+        CHECK_OK(tsr_y4m_read_frame(f, &back, &b, 1, &eof));
+        CHECK_EQ(eof, 1);
+        fclose(f);
+        tsr_frame_free(&a);
+        tsr_frame_free(&b);
+    }
+}
+
+TEST(test_deband_image)
+{
+    tsr_image img, out = {0};
+    tsr_deband_params p;
+    tsr_frame plane, ref;
+    tsr_deband_defaults(&p);
+    CHECK_OK(tsr_image_create(&img, 37, 23, 4, TSR_U16, TSR_HOST));
+    for (int y = 0; y < 23; y++)
+        for (int x = 0; x < 37; x++)
+            for (int c = 0; c < 4; c++)
+                ((uint16_t *)db_row(&img, y))[x * 4 + c] = (uint16_t)(c == 3 ? 1234 * (x + 1) : 600 * (x + y + c));
+    p.output_depth = 8;
+    CHECK_OK(tsr_deband_image(&img, &out, &p, NULL));
+    CHECK_EQ(out.depth, TSR_U8);
+    CHECK_EQ(out.channels, 4);
+    /* Alpha is copied (rescaled to 8 bits); a colour channel equals the frame path's plane. */
+    CHECK_EQ(((uint8_t *)out.data)[3], (1234 * 255 + 32767) / 65535);
+    CHECK_OK(tsr_frame_create(&plane, 37, 23, TSR_CHROMA_444, 16, TSR_HOST));
+    for (int c = 0; c < 3; c++)
+        for (int y = 0; y < 23; y++)
+            for (int x = 0; x < 37; x++)
+                ((uint16_t *)((char *)plane.plane[c] + y * plane.stride[c]))[x] = ((uint16_t *)db_row(&img, y))[x * 4 + c];
+    p.cb = p.cr = p.y;
+    p.grain_c = p.grain_y;
+    CHECK_OK(db_run("reference", &plane, &ref, &p, 0));
+    for (int y = 0; y < 23; y++)
+        for (int x = 0; x < 37; x++)
+            CHECK_EQ(((uint8_t *)out.data)[y * out.stride + x * 4 + 1], ((uint8_t *)ref.plane[1] + y * ref.stride[1])[x]);
+    tsr_frame_free(&plane);
+    tsr_frame_free(&ref);
+    tsr_image_free(&out);
+    tsr_image_free(&img);
+}
+
+TEST(test_deband_pipe)
+{
+    tsr_deband_params p;
+    int kinds = tsr_cuda_available() ? 2 : 1;
+    tsr_deband_defaults(&p);
+    p.dynamic_grain = 1;
+    p.output_depth = 8;
+    for (int k = 0; k < kinds; k++) {
+        tsr_exec ex = {k ? TSR_BACKEND_CUDA : TSR_BACKEND_CPU, NULL, NULL, 0};
+        tsr_deband_pipe *pp = NULL;
+        int got = 0, next = 0;
+        tsr_frame src[7];
+        for (int i = 0; i < 7; i++) src[i] = db_make(45, 33, TSR_CHROMA_420, 10, (unsigned)i);
+        CHECK_OK(tsr_deband_pipe_open(&pp, 45, 33, TSR_CHROMA_420, 10, &p, &ex));
+        if (!pp) continue;
+        for (int i = 0; i <= 7; i++) {
+            const tsr_frame *done = NULL;
+            tsr_frame *in;
+            if (i < 7) CHECK_OK(tsr_deband_pipe_input(pp, &in, &done));
+            else CHECK_OK(tsr_deband_pipe_drain(pp, &done));
+            while (done) {   /* compare each finished frame with the one-shot call */
+                tsr_frame ref;
+                CHECK_OK(db_run("reference", &src[next], &ref, &p, next));
+                CHECK_MSG(db_diff(&ref, done) < 0, "pipe frame %d differs", next);
+                tsr_frame_free(&ref);
+                next++, got++;
+                if (i < 7) break;
+                CHECK_OK(tsr_deband_pipe_drain(pp, &done));
+            }
+            if (i < 7) {
+                CHECK_OK(tsr_frame_copy(&src[i], in, NULL));
+                CHECK_OK(tsr_deband_pipe_submit(pp, i));
+            }
+        }
+        CHECK_EQ(got, 7);
+        tsr_deband_pipe_close(pp);
+        for (int i = 0; i < 7; i++) tsr_frame_free(&src[i]);
+    }
+}
+
+TEST(test_deband_frames_and_outputs)
+{
+    tsr_frame f, dst, bad;
+    tsr_deband_params p;
+    uint64_t old = tsr_max_pixels();
+    tsr_deband_defaults(&p);
+    /* Plane sizes of odd frames: chroma is ceil(w/2) (x ceil(h/2) for 4:2:0). */
+    CHECK_EQ(tsr_frame_plane_width(13, TSR_CHROMA_420, 1), 7);
+    CHECK_EQ(tsr_frame_plane_height(13, TSR_CHROMA_420, 2), 7);
+    CHECK_EQ(tsr_frame_plane_height(13, TSR_CHROMA_422, 1), 13);
+    CHECK_EQ(tsr_frame_plane_width(1, TSR_CHROMA_444, 2), 1);
+    /* Sizes beyond the pixel limit, bad depths and chroma are refused. */
+    tsr_set_max_pixels(1000);
+    CHECK_EQ(tsr_frame_create(&f, 100, 11, TSR_CHROMA_420, 8, TSR_HOST), TSR_E_SIZE);
+    tsr_set_max_pixels(old);
+    CHECK_EQ(tsr_frame_create(&f, 4, 4, TSR_CHROMA_420, 7, TSR_HOST), TSR_E_UNSUPPORTED);
+    CHECK_EQ(tsr_frame_create(&f, 4, 4, 9, 8, TSR_HOST), TSR_E_ARG);
+    CHECK_EQ(tsr_frame_create(&f, 0, 4, TSR_CHROMA_420, 8, TSR_HOST), TSR_E_SIZE);
+    /* A caller-provided output is used in place; a wrong depth or shape is refused. */
+    f = db_make(21, 9, TSR_CHROMA_422, 12, 4);
+    CHECK_OK(tsr_frame_create(&dst, 21, 9, TSR_CHROMA_422, 12, TSR_HOST));
+    {
+        void *plane0 = dst.plane[0];
+        tsr_frame ref;
+        tsr_exec ex = {TSR_BACKEND_CPU, NULL, NULL, 2};
+        CHECK_OK(tsr_deband_frame(&f, &dst, &p, 0, &ex));
+        CHECK(dst.plane[0] == plane0);
+        CHECK_OK(db_run("reference", &f, &ref, &p, 0));
+        CHECK(db_diff(&ref, &dst) < 0);
+        tsr_frame_free(&ref);
+    }
+    p.output_depth = 8;
+    CHECK_EQ(tsr_deband_frame(&f, &dst, &p, 0, NULL), TSR_E_SIZE);
+    CHECK(strstr(tsr_last_error(), "expected 21x9") != NULL);
+    p.output_depth = 0;
+    bad = dst;
+    bad.stride[1] = 2;   /* shorter than a row */
+    CHECK_EQ(tsr_deband_frame(&f, &bad, &p, 0, NULL), TSR_E_ARG);
+    bad = f;
+    bad.nplanes = 1;
+    memset(&dst, 0, sizeof dst);
+    CHECK_EQ(tsr_deband_frame(&bad, &dst, &p, 0, NULL), TSR_E_ARG);
+    CHECK(dst.plane[0] == NULL);   /* nothing handed out on failure */
+    tsr_frame_free(&f);
+    {   /* written C tags follow the output depth */
+        tsr_y4m_info info;
+        char line[128];
+        FILE *t = tmpfile();
+        memset(&info, 0, sizeof info);
+        info.width = 2, info.height = 2, info.chroma = TSR_CHROMA_MONO, info.bits = 8;
+        CHECK_OK(tsr_y4m_write_header(t, &info, 16));
+        info.chroma = TSR_CHROMA_444;
+        strcpy(info.ctag, "444");
+        CHECK_OK(tsr_y4m_write_header(t, &info, 10));
+        CHECK_OK(tsr_y4m_write_header(t, &info, 8));
+        rewind(t);
+        CHECK(fgets(line, sizeof line, t) && strstr(line, " Cmono16"));
+        CHECK(fgets(line, sizeof line, t) && strstr(line, " C444p10"));
+        CHECK(fgets(line, sizeof line, t) && strstr(line, " C444\n"));
+        fclose(t);
+    }
+}

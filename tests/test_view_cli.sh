@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# 'tessera view' from the command line: headless and window screenshots equal the operations'
+# outputs pixel for pixel (gray outputs as R=G=B), the split, live keys, the benchmark's lines,
+# the interop path where a GPU is present, and one-line errors. Ends with
+# "view-cli: N passed, N failed, N skipped"; exit status 1 if any failed.
+set -u
+cd "$(dirname "$0")/.."
+T=${TSR_BIN:-$PWD/build/tessera}
+PY=${PYTHON:-$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo python3 )}
+IMG=$PWD/data/images
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+passed=0 failed=0 skipped=0
+
+ok() {   # ok NAME STATUS
+    if [ "$2" -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL $1"; fi
+}
+skip() { skipped=$((skipped + 1)); echo "SKIP $1"; }
+finish() {
+    echo "view-cli: $passed passed, $failed failed, $skipped skipped"
+    [ "$failed" -eq 0 ]
+    exit
+}
+
+# expect_fail NAME CODE CMD...: exits with CODE and prints exactly one line on stderr.
+expect_fail() {
+    local name=$1 code=$2; shift 2
+    "$@" >"$W/out.txt" 2>"$W/err.txt"
+    local rc=$? lines
+    lines=$(wc -l <"$W/err.txt")
+    if [ "$rc" -ne "$code" ] || [ "$lines" -ne 1 ]; then
+        echo "FAIL $name: exit $rc (wanted $code), $lines stderr line(s): $(head -c 300 "$W/err.txt")"
+        failed=$((failed + 1))
+    else
+        passed=$((passed + 1))
+    fi
+}
+
+# same SHOT REF [X0 X1]: the RGB screenshot equals REF (gray spread to R=G=B) in columns [X0, X1).
+same() {
+    "$PY" - "$@" <<'EOF'
+import sys, cv2, numpy as np
+shot = cv2.imread(sys.argv[1], cv2.IMREAD_UNCHANGED)
+ref = cv2.imread(sys.argv[2], cv2.IMREAD_UNCHANGED)
+if shot is None or ref is None: sys.exit("unreadable image")
+if ref.ndim == 2: ref = np.dstack([ref] * 3)
+ref = ref[:, :, :3]
+if shot.shape != ref.shape: sys.exit("shape %s vs %s" % (shot.shape, ref.shape))
+x0 = int(sys.argv[3]) if len(sys.argv) > 3 else 0
+x1 = int(sys.argv[4]) if len(sys.argv) > 4 else shot.shape[1]
+bad = int((shot[:, x0:x1] != ref[:, x0:x1]).any(axis=2).sum())
+if bad: sys.exit("%d pixels differ" % bad)
+EOF
+}
+
+if "$T" view --help 2>&1 | grep -q "this build has no viewer"; then
+    expect_fail "view without a viewer build: one line, exit 4" 4 "$T" view "$IMG/camera.png"
+    skip "everything else: this build has no viewer"
+    finish
+fi
+
+# Help and refusals that need no GL.
+"$T" view --help | grep -q "^usage: tessera view"; ok "view --help" $?
+"$T" view --op box --help | grep -q -- "--radius"; ok "view --op box --help shows box's options" $?
+"$T" help view | grep -q -- "--screenshot"; ok "help view" $?
+expect_fail "--op sums is refused (exit 4)" 4 "$T" view "$IMG/camera.png" --op sums --headless
+expect_fail "--op unknown (exit 2)" 2 "$T" view "$IMG/camera.png" --op nosuch --headless
+expect_fail "threshold on colour names the problem (exit 4)" 4 "$T" view "$IMG/coffee.png" --op threshold --block 5 --c 1 --headless
+expect_fail "threshold without --block (exit 2)" 2 "$T" view "$IMG/camera.png" --op threshold --c 1 --headless
+expect_fail "--radius out of range (exit 2)" 2 "$T" view "$IMG/camera.png" --op box --radius -1 --headless
+expect_fail "window screenshot without --frames (exit 2)" 2 "$T" view "$IMG/camera.png" --screenshot "$W/x.png"
+expect_fail "--op without a value (exit 2)" 2 "$T" view "$IMG/camera.png" --op
+expect_fail "missing input (exit 1)" 1 "$T" view "$W/none.png" --headless
+expect_fail "no display without --headless (exit 4)" 4 env -u DISPLAY -u WAYLAND_DISPLAY "$T" view "$IMG/camera.png" --op box
+gpu=0
+"$T" list | grep -q "^CUDA: .*GiB" && gpu=1
+if [ $gpu = 0 ]; then
+    expect_fail "--path interop without a GPU (exit 1)" 1 "$T" view "$IMG/camera.png" --op box --headless --path interop
+fi
+
+# Off screen: is there any GL here at all?
+if ! "$T" --quiet view "$IMG/camera.png" --headless --screenshot "$W/probe.png" 2>"$W/err.txt"; then
+    if grep -q "no off-screen OpenGL" "$W/err.txt"; then
+        skip "headless screenshots: $(cat "$W/err.txt")"
+        finish
+    fi
+    ok "headless probe: $(cat "$W/err.txt")" 1
+fi
+
+# Headless screenshots on each path that runs here against the filter commands' outputs.
+paths=cpu
+[ $gpu = 1 ] && paths="cpu interop hostcopy"
+shot() {   # shot NAME REF IN VIEW-ARGS...: view IN headless on each path; the shot equals REF
+    local name=$1 ref=$2 in=$3; shift 3
+    for p in $paths; do
+        if "$T" --quiet view "$in" "$@" --headless --frames 2 --path $p --screenshot "$W/shot.png" 2>"$W/err.txt" &&
+            same "$W/shot.png" "$ref" 2>>"$W/err.txt"; then ok "$name ($p)" 0
+        else ok "$name ($p): $(head -c 300 "$W/err.txt")" 1; fi
+    done
+}
+"$T" --quiet --backend cpu invert "$IMG/coffee.png" "$W/r-inv.png" && shot "invert" "$W/r-inv.png" "$IMG/coffee.png" --op invert
+"$T" --quiet --backend cpu box --radius 4 "$IMG/camera.png" "$W/r-box.png" && shot "box --radius 4" "$W/r-box.png" "$IMG/camera.png" --op box --radius 4
+"$T" --quiet --backend cpu gray "$IMG/coffee.png" "$W/r-gray.png" && shot "gray (R=G=B)" "$W/r-gray.png" "$IMG/coffee.png" --op gray
+"$T" --quiet --backend cpu box --radius 2 --border constant --value 40 "$W/r-gray.png" "$W/r-gb.png" &&
+    shot "chain gray,box with box's options" "$W/r-gb.png" "$IMG/coffee.png" --op gray,box --radius 2 --border constant --value 40
+"$T" --quiet --backend cpu threshold --block 15 --c 5 "$W/r-gray.png" "$W/r-th.png" &&
+    shot "chain gray,threshold" "$W/r-th.png" "$IMG/coffee.png" --op gray,threshold --block 15 --c 5
+"$T" --quiet --backend cpu resize --width 250 --height 170 "$IMG/coffee.png" "$W/r-rs.png" &&
+    shot "resize (output smaller than input)" "$W/r-rs.png" "$IMG/coffee.png" --op resize --width 250 --height 170
+shot "no --op: the image itself" "$IMG/coffee.png" "$IMG/coffee.png"
+
+# Live keys, scripted: R R raises box's radius from 1 to 3; B raises threshold's block by 2.
+"$T" --quiet --backend cpu box --radius 3 "$IMG/camera.png" "$W/r-box3.png"
+"$T" --quiet view "$IMG/camera.png" --op box --keys RR --headless --screenshot "$W/k.png" &&
+    same "$W/k.png" "$W/r-box3.png"; ok "--keys RR: radius 1 -> 3" $?
+"$T" --quiet --backend cpu threshold --block 17 --c 3 "$W/r-gray.png" "$W/r-th17.png"
+"$T" --quiet view "$IMG/coffee.png" --op gray,threshold --block 15 --c 5 --keys Bcc --headless --screenshot "$W/k.png" &&
+    same "$W/k.png" "$W/r-th17.png"; ok "--keys Bcc: block 15 -> 17, C 5 -> 3" $?
+
+# The split: input left of lround(0.25 * 600) = 150, output right of it.
+"$T" --quiet view "$IMG/coffee.png" --op invert --split --split-at 0.25 --headless --screenshot "$W/s.png" &&
+    same "$W/s.png" "$IMG/coffee.png" 0 150 && same "$W/s.png" "$W/r-inv.png" 150 600; ok "--split --split-at 0.25" $?
+
+# The frame report and the benchmark's lines.
+"$T" view "$IMG/camera.png" --op box --headless --frames 3 2>"$W/err.txt" &&
+    grep -q "3 frames on the .* path, .* ms/frame, [0-9]* bytes through the host per frame" "$W/err.txt"
+ok "headless report: frames, ms/frame, bytes through the host" $?
+"$T" view "$IMG/coffee.png" --op gray,box --headless --benchmark --frames 3 --bench-width 320 --bench-height 180 >"$W/bench.txt" &&
+    grep -q "^view benchmark: 320x180, 3 frames" "$W/bench.txt" &&
+    grep -qE "^  cpu +[0-9.]+ fps +[0-9.]+ ms/frame +57600 bytes through the host per frame" "$W/bench.txt"
+ok "benchmark: cpu line with 320*180 gray bytes through the host" $?
+if [ $gpu = 1 ]; then
+    grep -qE "^  interop +[0-9.]+ fps +[0-9.]+ ms/frame +0 bytes through the host per frame" "$W/bench.txt"
+    ok "benchmark: interop moves 0 bytes through the host" $?
+    grep -qE "^  hostcopy +[0-9.]+ fps +[0-9.]+ ms/frame +115200 bytes" "$W/bench.txt"
+    ok "benchmark: hostcopy moves the frame down and up" $?
+    "$T" view "$IMG/camera.png" --op box --headless --frames 3 --path interop 2>"$W/err.txt" &&
+        grep -q "on the interop path, .* 0 bytes through the host per frame" "$W/err.txt"
+    ok "interop report: 0 bytes through the host per frame" $?
+else
+    skip "benchmark interop and hostcopy lines: no CUDA GPU"
+fi
+
+# A window, under Xvfb where there is no display.
+if [ -n "${DISPLAY:-}" ] && [ -z "${TSR_VIEW_XVFB:-}" ]; then run_x() { "$@"; }
+elif command -v xvfb-run >/dev/null 2>&1; then run_x() { xvfb-run -a -s "-screen 0 1280x1024x24" "$@"; }
+else run_x() { return 77; }
+fi
+run_x "$T" --quiet view "$IMG/coffee.png" --op gray,box --radius 2 --border constant --value 40 --frames 3 \
+    --screenshot "$W/win.png" 2>"$W/err.txt"
+rc=$?
+if [ $rc = 77 ] || grep -q "no OpenGL on this display\|no display\|no windows" "$W/err.txt"; then
+    skip "window screenshot: no X display or xvfb-run ($(head -c 200 "$W/err.txt"))"
+else
+    [ $rc = 0 ] && same "$W/win.png" "$W/r-gb.png"; ok "window screenshot equals the chain's output" $?
+    run_x "$T" --quiet view "$IMG/camera.png" --op box --keys "sR+0f" --frames 2 2>"$W/err.txt"
+    ok "window: split, radius, zoom, 1:1 and fit keys run ($(head -c 200 "$W/err.txt"))" $?
+    tests_bin=$(dirname "$T")/tessera-tests
+    if [ -x "$tests_bin" ]; then
+        run_x "$tests_bin" test_view_window >"$W/unit.txt" 2>&1 && grep -q "1 passed, 0 failed, 0 skipped" "$W/unit.txt"
+        ok "unit test_view_window_screenshot under a display" $?
+    fi
+fi
+finish

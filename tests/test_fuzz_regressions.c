@@ -38,6 +38,9 @@
 #define TSR_FUZZ_ENTRY tsr_fuzz_cli_args
 #include "fuzz/fuzz_cli_args.c"
 #undef TSR_FUZZ_ENTRY
+#define TSR_FUZZ_ENTRY tsr_fuzz_y4m
+#include "fuzz/fuzz_y4m.c"
+#undef TSR_FUZZ_ENTRY
 
 static const struct {
     const char *name;
@@ -45,6 +48,7 @@ static const struct {
 } fz_targets[] = {
     {"png", tsr_fuzz_png}, {"jpeg", tsr_fuzz_jpeg}, {"pnm", tsr_fuzz_pnm},
     {"bmp", tsr_fuzz_bmp}, {"read", tsr_fuzz_read}, {"cli_args", tsr_fuzz_cli_args},
+    {"y4m", tsr_fuzz_y4m},
 };
 
 /* tests/fuzz, from the working folder (the repository root) or this file's path. */

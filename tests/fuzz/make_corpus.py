@@ -84,6 +84,14 @@ def main():
         with open(os.path.join(OUT, t, n), "rb") as f:
             put("read", n, f.read())
     put("read", "unknown.bin", b"GIF89a\1\0\1\0")
+    # YUV4MPEG2 (y4m reader): 4:2:0, mono with two frames, 10-bit 4:4:4 with an out-of-range
+    # sample and an X tag, a truncated 4:2:2 frame, an absurd size, an interlaced stream.
+    put("y4m", "420_4x2.y4m", b"YUV4MPEG2 W4 H2 F25:1 Ip A1:1 C420jpeg\nFRAME\n" + bytes(range(8)) + b"\x80\x80" + b"\x10\x20")
+    put("y4m", "mono_3x3_2frames.y4m", b"YUV4MPEG2 W3 H3 Cmono\nFRAME\n" + bytes(9) + b"FRAME\n" + bytes(range(9)))
+    put("y4m", "444p10_2x2.y4m", b"YUV4MPEG2 W2 H2 C444p10 XYSCSS=444P10\nFRAME\n" + b"\xff\x03\x00\x04\x01\x00\x02\x00" * 3)
+    put("y4m", "422_5x3_truncated.y4m", b"YUV4MPEG2 W5 H3 C422\nFRAME\n" + bytes(10))
+    put("y4m", "huge.y4m", b"YUV4MPEG2 W100000 H100000 C420\nFRAME\n\0\0\0")
+    put("y4m", "interlaced.y4m", b"YUV4MPEG2 W2 H2 It C420\nFRAME\n" + bytes(6))
     # CLI arguments: op index (invert box threshold sums gray resize; 6 = global), positional
     # slots, then NUL-separated arguments.
     def args(op, npos, *a):

@@ -33,7 +33,9 @@ only() { [ "$(ls -A "$1" | wc -l)" -eq "$2" ]; }
 timeout 60 "$T" --quiet invert "$W/big.pgm" -.pgm 2>"$W/err" | head -c 10 >/dev/null
 check "invert to a closed pipe" "${PIPESTATUS[0]}" "1" "$W/err"
 grep -q "broken pipe" "$W/err" || fail "invert to a closed pipe: message '$(cat "$W/err")' does not say broken pipe"
-timeout 60 "$T" --quiet sums --axis columns "$W/big.pgm" - 2>"$W/err" | head -c 10 >/dev/null
+# 200000 columns: some 1.4 MB of text, more than a pipe holds, so the writer must see EPIPE.
+{ printf 'P5\n200000 10\n255\n'; head -c 2000000 /dev/urandom; } >"$W/wide.pgm"
+timeout 60 "$T" --quiet sums --axis columns "$W/wide.pgm" - 2>"$W/err" | head -c 10 >/dev/null
 check "sums text to a closed pipe" "${PIPESTATUS[0]}" "1" "$W/err"
 
 # SIGINT and SIGTERM during a long run (the reference box is slow on 9 megapixels): the process

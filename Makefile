@@ -29,7 +29,7 @@ BENCH_SRC := $(wildcard bench/*.c)
 ifeq ($(CUDA),1)
 CU_SRC   := $(wildcard src/cuda/*.cu)
 CU_OBJ   := $(CU_SRC:%.cu=$(BUILD)/obj/%.o)
-ALLCFLAGS += -DTSR_HAVE_CUDA=1
+ALLCFLAGS += -DTSR_HAVE_CUDA=1 -I$(CUDA_HOME)/include
 LINK     := $(CXX)
 LDLIBS   += -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/targets/x86_64-linux/lib -lcudart_static -ldl -lrt
 else
@@ -65,6 +65,22 @@ $(BUILD)/obj/src/cli/cmd_view.o $(BUILD)/obj/tests/test_view.o $(patsubst %.c,$(
     $(BUILD)/.view-$(VIEW)$(VIEW_X11)
 $(BUILD)/.view-$(VIEW)$(VIEW_X11):
 	@mkdir -p $(BUILD) && rm -f $(BUILD)/.view-* && touch $@
+
+# The GPU benchmark (CUDA builds only). NPP, the peer it measures against, is linked only when
+# its header is present (NPP=0 leaves it out).
+ifeq ($(CUDA),1)
+NPP ?= $(if $(wildcard $(CUDA_HOME)/include/nppi.h),1,0)
+ifeq ($(NPP),1)
+BENCH_NVFLAGS := -DTSR_HAVE_NPP=1
+BENCH_LIBS    ?= -L$(CUDA_HOME)/lib64 -lnppif -lnppial -lnppist -lnppidei -lnppicc -lnppig -lnppc
+endif
+$(BUILD)/obj/bench/cuda_bench.o: bench/cuda_bench.cu $(HEADERS) | $(BUILD)/.deps-build
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVFLAGS) $(BENCH_NVFLAGS) -DTSR_HAVE_CUDA=1 -c $< -o $@
+
+$(BUILD)/tessera-bench-cuda: $(BUILD)/obj/bench/cuda_bench.o $(BUILD)/libtessera.a
+	$(LINK) -o $@ $^ $(LDLIBS) $(BENCH_LIBS) $(LDFLAGS)
+endif
 
 $(BUILD)/.deps-build: scripts/deps.sh
 	@bash scripts/deps.sh build

@@ -357,6 +357,78 @@ tsr_status tsr_y4m_write_header(FILE *f, const tsr_y4m_info *info, int bits);
 /* Write one host frame. */
 tsr_status tsr_y4m_write_frame(FILE *f, const tsr_frame *frame);
 
+/* ---- puzzle ---- */
+
+/* Square-piece jigsaw puzzles: an image cut into rows x cols square tiles of 'tile' pixels.
+ * A placement says, for each cell of the restored image (row-major, cell = row * cols + col),
+ * which tile of the scrambled image goes there (tiles numbered row-major too) and how many
+ * quarter turns clockwise to rotate it by. Scrambling writes the same kind of placement as its
+ * ground truth, so a solution and the truth compare cell by cell. */
+typedef struct tsr_puzzle_placement {
+    int rows, cols, tile;       /* grid and tile size in pixels */
+    int rotate;                 /* 1 when rotations were unknown (rotation[] may be nonzero) */
+    int *piece;                 /* rows*cols source tile indices, a permutation */
+    unsigned char *rotation;    /* rows*cols quarter turns clockwise, 0..3 */
+    double cost;                /* solver's total dissimilarity of adjacent sides (0 for truth) */
+    int exact;                  /* 1 when the solver proved this placement optimal for its cost */
+} tsr_puzzle_placement;
+
+typedef enum tsr_puzzle_method {
+    TSR_PUZZLE_AUTO = 0,        /* exact when the search space is small, else greedy */
+    TSR_PUZZLE_EXACT = 1,       /* enumerate every placement (n! x 4^n with rotation) */
+    TSR_PUZZLE_GREEDY = 2       /* best-buddy greedy placement with segment repair */
+} tsr_puzzle_method;
+
+typedef struct tsr_puzzle_options {
+    int rows, cols;             /* grid; the image must be exactly rows*t x cols*t for a square t */
+    int rotate;                 /* pieces may be rotated by unknown quarter turns */
+    int method;                 /* tsr_puzzle_method */
+    int no_repair;              /* skip the segment-repair step of the greedy solver */
+    /* Optional progress report (stage name, fraction done 0..1); called from the solving thread. */
+    void (*progress)(void *ctx, const char *stage, double fraction);
+    void *progress_ctx;
+} tsr_puzzle_options;
+
+typedef struct tsr_puzzle_scores {
+    double direct;              /* share of cells holding the right tile in the right rotation */
+    double neighbor;            /* share of the 4n tile sides with the right neighbour (or border) */
+    double direct_shifted;      /* direct accuracy after the best shift (and global turn) */
+    int shift_rows, shift_cols; /* that shift: solution cell (r+dr, c+dc) compared to truth (r, c) */
+    int shift_turns;            /* that global turn (quarter turns clockwise of the solution) */
+} tsr_puzzle_scores;
+
+/* Release the arrays of a placement and zero it. Safe on a zeroed placement. */
+void tsr_puzzle_placement_free(tsr_puzzle_placement *p);
+/* Allocate a rows x cols placement (identity: piece[i] = i, no rotation). */
+tsr_status tsr_puzzle_placement_init(tsr_puzzle_placement *p, int rows, int cols, int tile, int rotate);
+/* Check that a placement is a permutation with rotations in range (and 0 unless rotate). */
+tsr_status tsr_puzzle_placement_check(const tsr_puzzle_placement *p);
+
+/* Cut a host image of exactly rows*tile x cols*tile pixels into tiles, shuffle them (and rotate
+ * each by a random quarter turn when 'rotate') with a deterministic generator seeded by 'seed'.
+ * dst: see the rules above tsr_invert (host memory). *truth receives the placement that restores
+ * the original from dst. */
+tsr_status tsr_puzzle_scramble(const tsr_image *src, tsr_image *dst, int rows, int cols, int rotate,
+                               uint64_t seed, tsr_puzzle_placement *truth);
+/* Assemble dst from the tiles of src as the placement says (dst rules as for tsr_invert). */
+tsr_status tsr_puzzle_render(const tsr_image *src, const tsr_puzzle_placement *p, tsr_image *dst);
+/* Solve a scrambled host image. The pairwise compatibilities run on the backend 'ex' selects
+ * (ex->variant names a compatibility or exact-search variant; see tsr_puzzle_variant_name).
+ * *out is written only on success. */
+tsr_status tsr_puzzle_solve(const tsr_image *src, const tsr_puzzle_options *opt, tsr_puzzle_placement *out,
+                            const tsr_exec *ex);
+/* Pomeranz's direct and neighbor accuracy of a solution against the truth (same grid). */
+tsr_status tsr_puzzle_score(const tsr_puzzle_placement *solution, const tsr_puzzle_placement *truth,
+                            tsr_puzzle_scores *out);
+/* Placement as JSON text (malloc'ed, NUL-terminated) and back. Parsing is strict: malformed
+ * text fails with TSR_E_FORMAT naming the line and column. */
+tsr_status tsr_puzzle_to_json(const tsr_puzzle_placement *p, char **json);
+tsr_status tsr_puzzle_from_json(const char *json, size_t len, tsr_puzzle_placement *p);
+/* Names of the puzzle variants (i-th, NULL past the end), their backend and a one-line help;
+ * the name of the variant the last tsr_puzzle_solve of this thread used for its main stage. */
+const char *tsr_puzzle_variant_name(int i, tsr_backend *backend, const char **help);
+const char *tsr_puzzle_last_variant(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -17,15 +17,15 @@ extern "C" int tsr__cuda_available(void)
         if (e != cudaSuccess || n == 0) {
             snprintf(tsr__cuda_why, sizeof tsr__cuda_why, "%s",
                      e != cudaSuccess ? cudaGetErrorString(e) : "no CUDA device");
-            snprintf(tsr__cuda_name, sizeof tsr__cuda_name, "none (%s)", tsr__cuda_why);
-            cudaGetLastError();   /* clear the sticky-free error so later calls start clean */
+            snprintf(tsr__cuda_name, sizeof tsr__cuda_name, "none (%.200s)", tsr__cuda_why);
+            cudaGetLastError();   /* clear the (non-sticky) error so later calls start clean */
             tsr__cuda_state = 0;
         } else {
             cudaDeviceProp prop;
             int dev = 0;
             cudaGetDevice(&dev);
             if (cudaGetDeviceProperties(&prop, dev) == cudaSuccess)
-                snprintf(tsr__cuda_name, sizeof tsr__cuda_name, "%s (sm_%d%d, %.0f GiB)", prop.name, prop.major,
+                snprintf(tsr__cuda_name, sizeof tsr__cuda_name, "%.200s (sm_%d%d, %.0f GiB)", prop.name, prop.major,
                          prop.minor, prop.totalGlobalMem / 1073741824.0);
             tsr__cuda_state = 1;
         }

@@ -1,0 +1,453 @@
+/* GPU benchmark: every CUDA variant of every operation (iterated from the registry) on random
+ * 8-bit data at 8192x8192 and 3840x2160, against the device-to-device copy bandwidth measured
+ * in the same run and, where the toolkit has NPP, against NPP's equivalent in the same run.
+ *
+ * Timing: each run is bracketed by CUDA events; a spin kernel queued before the start event
+ * keeps the GPU busy while the host enqueues the variant, so host overhead is not counted.
+ * Median of >= 20 runs after 3 warm-up runs. Bytes = bytes read + bytes written (one pass).
+ *
+ * Usage: tessera-bench-cuda [--quick] [--strips]   (--strips: box/fast strip-height sweep) */
+#include "../src/core/internal.h"
+#include "../src/core/ops.h"
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <algorithm>
+#include <vector>
+#ifdef TSR_HAVE_NPP
+#include <npp.h>
+#endif
+
+#define CK(call)                                                                                  \
+    do {                                                                                          \
+        cudaError_t e_ = (call);                                                                  \
+        if (e_ != cudaSuccess) {                                                                  \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+            exit(1);                                                                              \
+        }                                                                                         \
+    } while (0)
+
+static cudaStream_t g_stream;
+static int g_runs = 20;
+static double g_copy_gbs;
+
+/* Spin for about 'ns' nanoseconds of GPU time (keeps the queue busy while the host enqueues). */
+__global__ void bench_spin(long long ns)
+{
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    } while ((long long)(t - t0) < ns);
+}
+
+/* Median GPU microseconds of fn(ctx) over g_runs runs after warm-up; one run if the first
+ * warm-up took longer than 'slow_ms' (reported as is). Returns -1 if fn fails. */
+template <class F>
+static double time_median(F fn, double slow_ms = 300)
+{
+    cudaEvent_t a, b;
+    std::vector<float> ts;
+    float ms;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    for (int i = 0; i < 3 + g_runs; i++) {
+        bench_spin<<<1, 1, 0, g_stream>>>(50000);
+        CK(cudaGetLastError());
+        CK(cudaEventRecord(a, g_stream));
+        if (!fn()) {
+            cudaEventDestroy(a);
+            cudaEventDestroy(b);
+            return -1;
+        }
+        CK(cudaEventRecord(b, g_stream));
+        CK(cudaEventSynchronize(b));
+        CK(cudaEventElapsedTime(&ms, a, b));
+        if (i >= 3) ts.push_back(ms);
+        if (i == 0 && ms > slow_ms) {
+            ts.push_back(ms);
+            break;
+        }
+    }
+    CK(cudaEventDestroy(a));
+    CK(cudaEventDestroy(b));
+    std::sort(ts.begin(), ts.end());
+    return ts[ts.size() / 2] * 1000.0;
+}
+
+/* Device-to-device copy bandwidth (read + write) with 1 GiB buffers. */
+static double copy_bandwidth(void)
+{
+    size_t n = (size_t)1 << 30;
+    void *x, *y;
+    CK(cudaMalloc(&x, n));
+    CK(cudaMalloc(&y, n));
+    CK(cudaMemset(x, 1, n));
+    double us = time_median([&] { return cudaMemcpyAsync(y, x, n, cudaMemcpyDeviceToDevice, g_stream) == cudaSuccess; });
+    CK(cudaFree(x));
+    CK(cudaFree(y));
+    return 2.0 * n / (us * 1e-6) / 1e9;
+}
+
+static void print_header(void)
+{
+    printf("%-10s %-12s %-28s %10s %8s %7s %-26s %10s %7s\n", "op", "variant", "params", "median_us", "GB/s",
+           "%copy", "peer", "peer_us", "speedup");
+}
+
+/* One row of the table; peer_us <= 0 means none. speedup = peer time / our time. */
+static void print_row(const char *op, const char *variant, const char *params, double us, double bytes,
+                      const char *peer, double peer_us)
+{
+    double gbs = us > 0 ? bytes / (us * 1e-6) / 1e9 : 0;
+    char pu[32] = "-", sp[32] = "-";
+    if (peer_us > 0) {
+        snprintf(pu, sizeof pu, "%.1f", peer_us);
+        snprintf(sp, sizeof sp, "%.2fx", peer_us / us);
+    }
+    if (us < 0) printf("%-10s %-12s %-28s %10s\n", op, variant, params, "failed");
+    else
+        printf("%-10s %-12s %-28s %10.1f %8.0f %6.1f%% %-26s %10s %7s\n", op, variant, params, us, gbs,
+               100.0 * gbs / g_copy_gbs, peer ? peer : "-", pu, sp);
+    fflush(stdout);
+}
+
+/* Random 8-bit device image (host random bytes uploaded once). */
+static tsr_image random_device(int w, int h, int cn)
+{
+    tsr_image host, dev;
+    if (tsr_image_create(&host, w, h, cn, TSR_U8, TSR_HOST) || tsr_image_create(&dev, w, h, cn, TSR_U8, TSR_DEVICE)) {
+        fprintf(stderr, "allocation failed: %s\n", tsr_last_error());
+        exit(1);
+    }
+    unsigned s = 12345u;
+    for (int y = 0; y < h; y++) {
+        unsigned char *r = (unsigned char *)host.data + (size_t)y * host.stride;
+        for (size_t i = 0; i < (size_t)w * cn; i++) {
+            s = s * 1664525u + 1013904223u;
+            r[i] = (unsigned char)(s >> 24);
+        }
+    }
+    if (tsr_image_copy(&host, &dev, NULL) || tsr_stream_sync(NULL)) {
+        fprintf(stderr, "upload failed: %s\n", tsr_last_error());
+        exit(1);
+    }
+    tsr_image_free(&host);
+    return dev;
+}
+
+/* Time one CUDA variant of op on device images; dst is allocated to the op's shape. With
+ * 'keep' (a host image of that shape, or data NULL to allocate one) the last result is copied
+ * there, for checking that tuning knobs leave the output unchanged. */
+static double time_variant(const tsr_op *op, const tsr_variant *v, const tsr_image *src, const void *params,
+                           tsr_image *keep = NULL)
+{
+    tsr_image shape = {0}, dst;
+    tsr_exec ex = {TSR_BACKEND_CUDA, v->name, g_stream, 0};
+    if (op->check(src, params, &shape)) return -1;
+    if (tsr_image_create(&dst, shape.width, shape.height, shape.channels, shape.depth, TSR_DEVICE)) return -1;
+    double us = time_median([&] {
+        tsr_status s = v->run(src, &dst, params, &ex);
+        if (s) fprintf(stderr, "%s/%s: %s\n", op->name, v->name, tsr_last_error());
+        return s == TSR_OK;
+    });
+    if (keep && us >= 0) {
+        if (!keep->data && tsr_image_create(keep, shape.width, shape.height, shape.channels, shape.depth, TSR_HOST))
+            us = -1;
+        else if (tsr_image_copy(&dst, keep, g_stream) || tsr_stream_sync(g_stream))
+            us = -1;
+    }
+    tsr_image_free(&dst);
+    return us;
+}
+
+/* Whether two host images hold the same pixels. */
+static int same_image(const tsr_image *a, const tsr_image *b)
+{
+    size_t row = tsr_image_row_bytes(a);
+    for (int y = 0; y < a->height; y++)
+        if (memcmp((char *)a->data + (size_t)y * a->stride, (char *)b->data + (size_t)y * b->stride, row)) return 0;
+    return 1;
+}
+
+#ifdef TSR_HAVE_NPP
+static NppStreamContext g_npp;
+
+static void npp_init(void)
+{
+    cudaDeviceProp prop;
+    int dev;
+    CK(cudaGetDevice(&dev));
+    CK(cudaGetDeviceProperties(&prop, dev));
+    memset(&g_npp, 0, sizeof g_npp);
+    g_npp.hStream = g_stream;
+    g_npp.nCudaDeviceId = dev;
+    g_npp.nMultiProcessorCount = prop.multiProcessorCount;
+    g_npp.nMaxThreadsPerMultiProcessor = prop.maxThreadsPerMultiProcessor;
+    g_npp.nMaxThreadsPerBlock = prop.maxThreadsPerBlock;
+    g_npp.nSharedMemPerBlock = prop.sharedMemPerBlock;
+    g_npp.nCudaDevAttrComputeCapabilityMajor = prop.major;
+    g_npp.nCudaDevAttrComputeCapabilityMinor = prop.minor;
+    CK(cudaStreamGetFlags(g_stream, &g_npp.nStreamFlags));
+}
+
+/* Median time of an NPP call (false if it returns an error). */
+#define NPP_TIME(call) time_median([&] { NppStatus st_ = (call); if (st_ < 0) fprintf(stderr, "NPP error %d: %s\n", (int)st_, #call); return st_ >= 0; }, 2000)
+#endif
+
+/* A params label and struct for one measurement. */
+struct bench_case {
+    char label[64];
+    union {
+        tsr_box_params box;
+        tsr_threshold_params thr;
+        tsr_sums_params sums;
+        tsr_resize_params resize;
+        int none;
+    } p;
+    double bytes;
+    int radius;          /* box radius / threshold block half, for skipping the O(r^2) variants */
+};
+
+/* Peer time for op and case on the gray source g (or RGB source rgb), -1 if none. */
+static double peer_time(const char *op, const bench_case &c, const tsr_image *g, const tsr_image *rgb,
+                        const char **name)
+{
+    *name = NULL;
+#ifdef TSR_HAVE_NPP
+    static tsr_image out = {0};
+    int w = g->width, h = g->height;
+    NppiSize size = {w, h};
+    if (!out.data || out.width != w || out.height != h) {
+        tsr_image_free(&out);
+        if (tsr_image_create(&out, w, h, 1, TSR_U8, TSR_DEVICE)) return -1;
+    }
+    Npp8u *d = (Npp8u *)out.data;
+    const Npp8u *s = (const Npp8u *)g->data;
+    int ss = (int)g->stride, ds = (int)out.stride;
+    if (!strcmp(op, "invert")) {
+        *name = "nppiNot_8u_C1R";
+        return NPP_TIME(nppiNot_8u_C1R_Ctx(s, ss, d, ds, size, g_npp));
+    }
+    if (!strcmp(op, "box")) {
+        int r = c.p.box.radius;
+        NppiSize mask = {2 * r + 1, 2 * r + 1};
+        NppiPoint off = {0, 0}, anchor = {r, r};
+        *name = "nppiFilterBoxBorder(repl)";
+        return NPP_TIME(nppiFilterBoxBorder_8u_C1R_Ctx(s, ss, size, off, d, ds, size, mask, anchor, NPP_BORDER_REPLICATE, g_npp));
+    }
+    if (!strcmp(op, "threshold")) {
+        NppiSize mask = {c.p.thr.block, c.p.thr.block};
+        NppiPoint off = {0, 0};
+        *name = "nppiFilterThresholdAdaptive";
+        return NPP_TIME(nppiFilterThresholdAdaptiveBoxBorder_8u_C1R_Ctx(s, ss, size, off, d, ds, size, mask,
+                                                                        (Npp32f)c.p.thr.c, 255, 0,
+                                                                        NPP_BORDER_REPLICATE, g_npp));
+    }
+    if (!strcmp(op, "gray") && rgb) {
+        *name = "nppiRGBToGray_8u_C3C1R";
+        return NPP_TIME(nppiRGBToGray_8u_C3C1R_Ctx((const Npp8u *)rgb->data, (int)rgb->stride, d, ds, size, g_npp));
+    }
+    if (!strcmp(op, "resize")) {
+        NppiSize dsize = {c.p.resize.width, c.p.resize.height};
+        NppiRect sroi = {0, 0, w, h}, droi = {0, 0, dsize.width, dsize.height};
+        *name = "nppiResize(SUPER)";
+        return NPP_TIME(nppiResize_8u_C1R_Ctx(s, ss, size, sroi, d, ds, dsize, droi, NPPI_INTER_SUPER, g_npp));
+    }
+#else
+    (void)op, (void)c, (void)g, (void)rgb;
+#endif
+    return -1;
+}
+
+/* The cases of an op at size w x h (8-bit gray source unless gray). */
+static std::vector<bench_case> cases_for(const char *op, int w, int h, int quick)
+{
+    std::vector<bench_case> v;
+    double n = (double)w * h;
+    bench_case c;
+    memset(&c, 0, sizeof c);
+    if (!strcmp(op, "invert")) {
+        snprintf(c.label, sizeof c.label, "-");
+        c.bytes = 2 * n;
+        v.push_back(c);
+    } else if (!strcmp(op, "box")) {
+        static const int radii[] = {1, 3, 7, 15, 31, 64};
+        for (int r : radii) {
+            if (quick && r != 1 && r != 15 && r != 64) continue;
+            bench_case b = c;
+            b.p.box = {r, -1, -1, TSR_BORDER_REFLECT101, 0};
+            b.radius = r;
+            b.bytes = 2 * n;
+            snprintf(b.label, sizeof b.label, "r=%d reflect101", r);
+            v.push_back(b);
+        }
+    } else if (!strcmp(op, "threshold")) {
+        static const int blocks[] = {3, 15, 31, 129};
+        for (int bl : blocks) {
+            bench_case b = c;
+            b.p.thr = {bl, 5, TSR_THRESH_MEAN, 0, 255};
+            b.radius = bl / 2;
+            b.bytes = 2 * n;
+            snprintf(b.label, sizeof b.label, "block=%d C=5", bl);
+            v.push_back(b);
+        }
+    } else if (!strcmp(op, "sums")) {
+        for (int axis = 0; axis < 2; axis++) {
+            bench_case b = c;
+            b.p.sums.axis = axis;
+            b.bytes = n + 4.0 * (axis ? h : w);
+            snprintf(b.label, sizeof b.label, "%s", axis ? "rows" : "columns");
+            v.push_back(b);
+        }
+    } else if (!strcmp(op, "gray")) {
+        snprintf(c.label, sizeof c.label, "RGB 8-bit");
+        c.bytes = 4 * n;
+        v.push_back(c);
+    } else if (!strcmp(op, "resize")) {
+        int dims[3][2] = {{w / 2, h / 2}, {w / 4, h / 4}, {w * 3 / 8, h * 3 / 8}};
+        for (auto &d : dims) {
+            bench_case b = c;
+            b.p.resize = {d[0], d[1]};
+            b.bytes = n + (double)d[0] * d[1];
+            snprintf(b.label, sizeof b.label, "-> %dx%d", d[0], d[1]);
+            v.push_back(b);
+        }
+    }
+    return v;
+}
+
+/* Whether a slow variant would take too long at this size (skip rather than wait minutes). */
+static int too_slow(const char *op, const tsr_variant *v, const bench_case &c)
+{
+    if (!strcmp(v->name, "global") && c.radius > 7) return 1;
+    (void)op;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int quick = 0, strips = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--quick")) quick = 1;
+        if (!strcmp(argv[i], "--strips")) strips = 1;
+    }
+    if (!tsr_cuda_available()) {
+        printf("no CUDA device: %s\n", tsr_cuda_device_name());
+        return 1;
+    }
+    CK(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));
+#ifdef TSR_HAVE_NPP
+    npp_init();
+#endif
+    g_copy_gbs = copy_bandwidth();
+    printf("device: %s\n", tsr_cuda_device_name());
+    printf("device-to-device copy (1 GiB, read+write): %.0f GB/s\n", g_copy_gbs);
+    printf("floor for one 8-bit pass over 8192x8192 in+out (128 MiB): %.1f us\n\n",
+           2.0 * 8192 * 8192 / (g_copy_gbs * 1e9) * 1e6);
+    static const int sizes[2][2] = {{8192, 8192}, {3840, 2160}};
+    for (int si = 0; si < 2; si++) {
+        int w = sizes[si][0], h = sizes[si][1];
+        tsr_image g = random_device(w, h, 1), rgb = random_device(w, h, 3);
+        printf("== %dx%d 8-bit\n", w, h);
+        print_header();
+        for (int oi = 0; oi < tsr_op_count(); oi++) {
+            const tsr_op *op = tsr_op_at(oi);
+            std::vector<bench_case> cs = cases_for(op->name, w, h, quick);
+            for (auto &c : cs) {
+                const tsr_image *src = !strcmp(op->name, "gray") ? &rgb : &g;
+                const char *peer;
+                double peer_us = peer_time(op->name, c, &g, &rgb, &peer);
+                for (int vi = 0; op->variants[vi]; vi++) {
+                    const tsr_variant *v = op->variants[vi];
+                    if (v->backend != TSR_BACKEND_CUDA) continue;
+                    if (v->supports && !v->supports(src, &c.p)) continue;
+                    if (too_slow(op->name, v, c)) {
+                        printf("%-10s %-12s %-28s %10s\n", op->name, v->name, c.label, "skipped (O(r^2))");
+                        continue;
+                    }
+                    double us = time_variant(op, v, src, &c.p);
+                    print_row(op->name, v->name, c.label, us, c.bytes, v->is_default ? peer : NULL,
+                              v->is_default ? peer_us : -1);
+                }
+            }
+        }
+        if (strips && si == 0) {
+            /* box/fast sweep: strip height (TSR_CUDA_BOX_STRIP) x samples per block
+             * (TSR_CUDA_BOX_EXT) x register cap (TSR_CUDA_BOX_MINB); every output compared with
+             * the default configuration's (which the tests tie to the reference). */
+            const tsr_op *op = tsr_op_find("box");
+            const tsr_variant *fast = NULL;
+            for (int vi = 0; op->variants[vi]; vi++)
+                if (op->variants[vi]->backend == TSR_BACKEND_CUDA && !strcmp(op->variants[vi]->name, "fast"))
+                    fast = op->variants[vi];
+            static const int hs[] = {16, 32, 64, 128, 256};
+            static const int ext[] = {1024, 2048, 4096};
+            int saved_runs = g_runs;
+            g_runs = 10;
+            printf("\n-- box/fast sweep (10 runs each): strip height, samples per block, register cap\n");
+            for (int r : {1, 15, 64}) {
+                bench_case c;
+                tsr_image ref = {0};
+                memset(&c, 0, sizeof c);
+                c.p.box = {r, -1, -1, TSR_BORDER_REFLECT101, 0};
+                double def_us = time_variant(op, fast, &g, &c.p, &ref);
+                char lab0[64];
+                snprintf(lab0, sizeof lab0, "r=%d default", r);
+                print_row("box", "fast", lab0, def_us, 2.0 * w * h, NULL, -1);
+                for (int minb : {2, 1})
+                    for (int e : ext)
+                        for (int sh : hs) {
+                            char val[16], lab[64];
+                            tsr_image out = {0};
+                            snprintf(val, sizeof val, "%d", sh);
+                            setenv("TSR_CUDA_BOX_STRIP", val, 1);
+                            snprintf(val, sizeof val, "%d", e);
+                            setenv("TSR_CUDA_BOX_EXT", val, 1);
+                            snprintf(val, sizeof val, "%d", minb);
+                            setenv("TSR_CUDA_BOX_MINB", val, 1);
+                            double us = time_variant(op, fast, &g, &c.p, &out);
+                            snprintf(lab, sizeof lab, "r=%d sh=%d ext=%d minb=%d%s", r, sh, e, minb,
+                                     out.data && ref.data && same_image(&out, &ref) ? "" : " DIFF");
+                            print_row("box", "fast", lab, us, 2.0 * w * h, NULL, -1);
+                            tsr_image_free(&out);
+                        }
+                unsetenv("TSR_CUDA_BOX_STRIP");
+                unsetenv("TSR_CUDA_BOX_EXT");
+                unsetenv("TSR_CUDA_BOX_MINB");
+                tsr_image_free(&ref);
+            }
+            /* column sums: rows per band (TSR_CUDA_SUMS_BAND) */
+            {
+                const tsr_op *sop = tsr_op_find("sums");
+                const tsr_variant *tiled = NULL;
+                for (int vi = 0; sop->variants[vi]; vi++)
+                    if (sop->variants[vi]->backend == TSR_BACKEND_CUDA && !strcmp(sop->variants[vi]->name, "tiled"))
+                        tiled = sop->variants[vi];
+                tsr_sums_params sp = {TSR_AXIS_COLUMNS};
+                tsr_image ref = {0};
+                time_variant(sop, tiled, &g, &sp, &ref);
+                for (int band : {32, 64, 128, 256, 512, 1024}) {
+                    char val[16], lab[64];
+                    tsr_image out = {0};
+                    snprintf(val, sizeof val, "%d", band);
+                    setenv("TSR_CUDA_SUMS_BAND", val, 1);
+                    double us = time_variant(sop, tiled, &g, &sp, &out);
+                    snprintf(lab, sizeof lab, "columns band=%d%s", band,
+                             out.data && ref.data && same_image(&out, &ref) ? "" : " DIFF");
+                    print_row("sums", "tiled", lab, us, (double)w * h + 4.0 * w, NULL, -1);
+                    tsr_image_free(&out);
+                }
+                unsetenv("TSR_CUDA_SUMS_BAND");
+                tsr_image_free(&ref);
+            }
+            g_runs = saved_runs;
+        }
+        tsr_image_free(&g);
+        tsr_image_free(&rgb);
+        printf("\n");
+    }
+    CK(cudaStreamDestroy(g_stream));
+    return 0;
+}

@@ -1,0 +1,132 @@
+/* Private interface of the jigsaw solver (src/cpu/puzzle*.c, src/cuda/puzzle.cu).
+ *
+ * Vocabulary: n pieces (tiles of the scrambled image), "oriented tiles" o: without rotation
+ * o = piece; with rotation o = piece * 4 + r, the piece turned r quarter turns clockwise, so
+ * m = n or 4n oriented tiles. Directions d: 0 up, 1 right, 2 down, 3 left.
+ * D(o1, d, o2): dissimilarity of o2 lying on side d of o1 (Mahalanobis gradient
+ * compatibility, Gallagher 2012, both ways), expanded so that it is one dot product of a "right"
+ * feature vector of the left tile and a "left" feature vector of the right tile:
+ *   D(a, right, b) = fr[a] . fl[b]
+ * Vertical relations use the same form on transposed tiles (no rotation), or the identity
+ * D(a, down, b) = D(a', right, b') with x' = x turned a further 3 quarter turns (rotation). */
+#ifndef TSR_PUZZLE_CORE_H
+#define TSR_PUZZLE_CORE_H
+
+#include "../core/internal.h"
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifdef __CUDACC__
+#define TSR_PZ_HD __host__ __device__
+#else
+#define TSR_PZ_HD
+#endif
+
+#define TSR_PZ_K 16            /* neighbours kept per oriented tile and side */
+#define TSR_PZ_EXACT_MAX 9     /* largest piece count the exact enumeration handles */
+#define TSR_PZ_BNB_MAX 30      /* largest piece count of the branch-and-bound search (< 32) */
+
+static const int tsr__pz_dy[4] = {-1, 0, 1, 0};
+static const int tsr__pz_dx[4] = {0, 1, 0, -1};
+
+/* One candidate neighbour: oriented tile and its dissimilarity. */
+typedef struct tsr__pz_cand {
+    float d;
+    int o;
+} tsr__pz_cand;
+
+/* Features and neighbour lists of one puzzle. */
+typedef struct tsr__pz {
+    int n, rows, cols, tile, channels, rotate, m;
+    int dim;                   /* feature length, a multiple of 4 */
+    float *fr[2], *fl[2];      /* [0]: tiles, [1]: transposed tiles (no rotation only); m x dim */
+    int k;                     /* list length: min(TSR_PZ_K, candidates) */
+    tsr__pz_cand *list;        /* m x 4 x k: nearest oriented tiles on each side, ascending */
+} tsr__pz;
+
+/* The piece of an oriented tile. */
+static inline int tsr__pz_piece(const tsr__pz *pz, int o) { return pz->rotate ? o >> 2 : o; }
+/* Oriented tile turned by 'turns' more quarter turns clockwise (rotation puzzles only). */
+static inline int tsr__pz_turn(int o, int turns) { return (o & ~3) | ((o + turns) & 3); }
+
+/* Build features of every oriented tile of a rows x cols puzzle image (host, 8-bit). */
+tsr_status tsr__pz_features(tsr__pz *pz, const tsr_image *src, int rows, int cols, int rotate, int threads);
+void tsr__pz_free(tsr__pz *pz);
+/* D(o1, d, o2) computed from the features (float accumulation in a fixed order). */
+float tsr__pz_dis(const tsr__pz *pz, int o1, int d, int o2);
+/* Dot product of two feature vectors, the one definition every CPU path uses. */
+float tsr__pz_dot(const float *a, const float *b, int dim);
+
+/* Row and column top-k of the m x m matrix M[i][j] = X[i] . Y[j] (excluding j of the same piece
+ * as i; 'rot4': pieces are groups of 4 consecutive indices). rows_out[i*stride + t] gets the
+ * t-th smallest over j for row i, cols_out[j*stride + t] the t-th smallest over i for column j,
+ * ties to the lower index. Implemented per backend (a compatibility variant). */
+typedef tsr_status (*tsr__pz_topk_fn)(const float *X, const float *Y, int m, int dim, int rot4, int k,
+                                      tsr__pz_cand *rows_out, tsr__pz_cand *cols_out, int stride,
+                                      const tsr_exec *ex);
+tsr_status tsr__pz_topk_cpu(const float *X, const float *Y, int m, int dim, int rot4, int k,
+                            tsr__pz_cand *rows_out, tsr__pz_cand *cols_out, int stride, const tsr_exec *ex);
+tsr_status tsr__pz_topk_cuda(const float *X, const float *Y, int m, int dim, int rot4, int k,
+                             tsr__pz_cand *rows_out, tsr__pz_cand *cols_out, int stride, const tsr_exec *ex);
+/* Fill pz->list with the chosen top-k implementation (progress optional). */
+tsr_status tsr__pz_lists(tsr__pz *pz, tsr__pz_topk_fn fn, const tsr_exec *ex);
+
+/* Exact search: dense costs dr[o1*m+o2] = D(o1, right, o2), dd likewise for down (double).
+ * Placement index idx in [0, count): perm = idx mod n! (factorial number system), rotation
+ * digits (base 4, cell i in bits 2i..2i+1) = idx / n!. */
+typedef tsr_status (*tsr__pz_exact_fn)(const double *dr, const double *dd, int rows, int cols, int rotate,
+                                       uint64_t count, uint64_t *best_idx, double *best_cost, const tsr_exec *ex);
+tsr_status tsr__pz_exact_cpu(const double *dr, const double *dd, int rows, int cols, int rotate, uint64_t count,
+                             uint64_t *best_idx, double *best_cost, const tsr_exec *ex);
+tsr_status tsr__pz_exact_cuda(const double *dr, const double *dd, int rows, int cols, int rotate, uint64_t count,
+                              uint64_t *best_idx, double *best_cost, const tsr_exec *ex);
+
+/* Branch and bound without rotation (up to TSR_PZ_BNB_MAX pieces, dense n x n costs): the
+ * optimum with the enumeration's tie rule, or 0 when it needed more than 'limit' nodes. */
+int tsr__pz_bnb(const double *dr, const double *dd, int rows, int cols, double upper, uint64_t limit, int *o,
+                double *cost);
+
+/* Decode a placement index into oriented tiles per cell (o[i] = piece or piece*4+rot). */
+static inline TSR_PZ_HD void tsr__pz_decode(uint64_t idx, int n, int rotate, uint64_t nfact, int *o)
+{
+    uint64_t p = idx % nfact, r = idx / nfact, f = nfact;
+    unsigned used = 0;
+    for (int i = 0; i < n; i++) {
+        int d, k, j = 0;
+        f /= (uint64_t)(n - i);
+        d = (int)(p / f);
+        p %= f;
+        for (k = 0;; k++) /* the d-th unused piece */
+            if (!(used >> k & 1u) && j++ == d) break;
+        used |= 1u << k;
+        o[i] = rotate ? k * 4 + (int)((r >> (2 * i)) & 3u) : k;
+    }
+}
+
+/* Cost of a decoded placement: for each cell in raster order, its left edge then its top edge. */
+static inline TSR_PZ_HD double tsr__pz_cost(const int *o, int rows, int cols, int m, const double *dr,
+                                            const double *dd)
+{
+    double c = 0;
+    for (int y = 0; y < rows; y++)
+        for (int x = 0; x < cols; x++) {
+            int i = y * cols + x;
+            if (x) c += dr[(size_t)o[i - 1] * m + o[i]];
+            if (y) c += dd[(size_t)o[i - cols] * m + o[i]];
+        }
+    return c;
+}
+
+/* Greedy best-buddy placement with segment repair. out arrays have rows*cols entries. */
+tsr_status tsr__pz_place(const tsr__pz *pz, int repair, int *piece, unsigned char *rot, double *cost,
+                         void (*progress)(void *, const char *, double), void *pctx);
+/* Total dissimilarity of a placement (each adjacent pair once). */
+double tsr__pz_total(const tsr__pz *pz, const int *piece, const unsigned char *rot);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,421 @@
+/* Greedy placement grown from best buddies (after Paikin & Tal 2015): a seed with the most
+ * best buddies around it, then repeatedly the empty slot and piece with the highest
+ * confidence (best buddies of all placed neighbours first), confidence 1 - D / second-best D.
+ * Slots are kept inside a rows x cols bounding box. A repair step keeps the largest segment
+ * joined by best buddies and re-grows the rest around it while that lowers the total cost. */
+#include "puzzle_core.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    float key;
+    int cell, o, ver;
+} tsr__pz_hent;
+
+typedef struct {
+    const tsr__pz *pz;
+    int R, C, BW, BH, n;
+    int *board, *ver, *unused, *unused_at;
+    unsigned char *used;
+    int nunused, placed, miny, maxy, minx, maxx;
+    tsr__pz_hent *heap;
+    size_t nheap, cap;
+} tsr__pz_state;
+
+/* Heap order: larger key first, then lower cell, then lower tile (deterministic). */
+static int tsr__pz_before(const tsr__pz_hent *a, const tsr__pz_hent *b)
+{
+    if (a->key != b->key) return a->key > b->key;
+    if (a->cell != b->cell) return a->cell < b->cell;
+    return a->o < b->o;
+}
+
+/* Push onto the max-heap; -1 when out of memory. */
+static int tsr__pz_push(tsr__pz_state *s, tsr__pz_hent e)
+{
+    size_t i;
+    if (s->nheap == s->cap) {
+        size_t nc = s->cap ? s->cap * 2 : 1024;
+        tsr__pz_hent *h = realloc(s->heap, nc * sizeof *h);
+        if (!h) return -1;
+        s->heap = h;
+        s->cap = nc;
+    }
+    i = s->nheap++;
+    while (i > 0 && tsr__pz_before(&e, &s->heap[(i - 1) / 2])) {
+        s->heap[i] = s->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    s->heap[i] = e;
+    return 0;
+}
+
+/* Remove and return the top of a non-empty heap. */
+static tsr__pz_hent tsr__pz_pop(tsr__pz_state *s)
+{
+    tsr__pz_hent top = s->heap[0], last = s->heap[--s->nheap];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= s->nheap) break;
+        if (c + 1 < s->nheap && tsr__pz_before(&s->heap[c + 1], &s->heap[c])) c++;
+        if (!tsr__pz_before(&s->heap[c], &last)) break;
+        s->heap[i] = s->heap[c];
+        i = c;
+    }
+    if (s->nheap) s->heap[i] = last;
+    return top;
+}
+
+/* The k nearest partners of oriented tile o on side d, ascending. */
+static const tsr__pz_cand *tsr__pz_list(const tsr__pz *pz, int o, int d)
+{
+    return pz->list + ((size_t)o * 4 + d) * pz->k;
+}
+
+/* D(o1, d, o2) from o1's list when present, else computed. */
+static float tsr__pz_lookup(const tsr__pz *pz, int o1, int d, int o2)
+{
+    const tsr__pz_cand *l = tsr__pz_list(pz, o1, d);
+    for (int t = 0; t < pz->k; t++)
+        if (l[t].o == o2) return l[t].d > 0 ? l[t].d : 0;
+    {
+        float v = tsr__pz_dis(pz, o1, d, o2);
+        return v > 0 ? v : 0;
+    }
+}
+
+/* Second-best dissimilarity on side d of o (the normaliser), never below a tiny positive. */
+static float tsr__pz_second(const tsr__pz *pz, int o, int d)
+{
+    const tsr__pz_cand *l = tsr__pz_list(pz, o, d);
+    float v = pz->k >= 2 ? l[1].d : pz->k == 1 ? l[0].d : 1.0f;
+    return v > 1e-3f ? v : 1e-3f;
+}
+
+/* Whether o2 on side d of o1 is a best-buddy pair (each the other's first choice). */
+static int tsr__pz_is_bb(const tsr__pz *pz, int o1, int d, int o2)
+{
+    return pz->k > 0 && tsr__pz_list(pz, o1, d)[0].o == o2 && tsr__pz_list(pz, o2, (d + 2) & 3)[0].o == o1;
+}
+
+/* Whether a board cell is empty and filling it keeps the placed tiles within rows x cols. */
+static int tsr__pz_valid(const tsr__pz_state *s, int cell)
+{
+    int y = cell / s->BW, x = cell % s->BW;
+    if (s->board[cell] >= 0) return 0;
+    if (!s->placed) return 1;
+    return (y > s->maxy ? y : s->maxy) - (y < s->miny ? y : s->miny) < s->R &&
+           (x > s->maxx ? x : s->maxx) - (x < s->minx ? x : s->minx) < s->C;
+}
+
+/* Score of oriented tile x in 'cell' against its placed neighbours. */
+static float tsr__pz_score(const tsr__pz_state *s, int cell, int x)
+{
+    const tsr__pz *pz = s->pz;
+    float conf = 0;
+    int cnt = 0, allbb = 1;
+    for (int d = 0; d < 4; d++) {
+        int nc = cell + tsr__pz_dy[d] * s->BW + tsr__pz_dx[d], nb = s->board[nc], od = (d + 2) & 3;
+        if (nb < 0) continue;
+        /* normalised by the smaller second-best of the two sides that meet */
+        float nrm = tsr__pz_second(pz, nb, od), n2 = tsr__pz_second(pz, x, d);
+        if (n2 < nrm) nrm = n2;
+        conf += 1.0f - tsr__pz_lookup(pz, nb, od, x) / nrm;
+        allbb &= tsr__pz_is_bb(pz, nb, od, x);
+        cnt++;
+    }
+    if (!cnt) return -INFINITY;
+    /* best buddies of every placed neighbour first; then confidence; slots with more placed
+     * neighbours are better constrained and go a little earlier */
+    return (allbb ? 4.0f : 0.0f) + conf / cnt + 0.2f * (cnt - 1);
+}
+
+/* Best candidate for a slot: from the neighbours' lists, else every unused tile. Returns 0 and
+ * fills *e when one exists. */
+static int tsr__pz_best_for(const tsr__pz_state *s, int cell, tsr__pz_hent *e)
+{
+    const tsr__pz *pz = s->pz;
+    int found = 0;
+    e->key = -INFINITY;
+    e->cell = cell;
+    e->ver = s->ver[cell];
+    if (!tsr__pz_valid(s, cell)) return -1;
+    for (int d = 0; d < 4; d++) {
+        int nb = s->board[cell + tsr__pz_dy[d] * s->BW + tsr__pz_dx[d]];
+        const tsr__pz_cand *l;
+        if (nb < 0) continue;
+        l = tsr__pz_list(pz, nb, (d + 2) & 3);
+        for (int t = 0; t < pz->k; t++) {
+            float sc;
+            if (l[t].o < 0 || s->used[tsr__pz_piece(pz, l[t].o)]) continue;
+            sc = tsr__pz_score(s, cell, l[t].o);
+            if (!found || sc > e->key || (sc == e->key && l[t].o < e->o)) {
+                e->key = sc;
+                e->o = l[t].o;
+                found = 1;
+            }
+        }
+    }
+    if (!found && s->nunused > 0) {
+        int per = pz->rotate ? 4 : 1;
+        for (int u = 0; u < s->nunused; u++)
+            for (int r = 0; r < per; r++) {
+                int o = s->unused[u] * per + r;
+                float sc = tsr__pz_score(s, cell, o);
+                if (!found || sc > e->key || (sc == e->key && o < e->o)) {
+                    e->key = sc;
+                    e->o = o;
+                    found = 1;
+                }
+            }
+    }
+    return found ? 0 : -1;
+}
+
+/* Place oriented tile o in an empty cell: board, used pieces, bounding box. */
+static void tsr__pz_put(tsr__pz_state *s, int cell, int o)
+{
+    int p = tsr__pz_piece(s->pz, o), y = cell / s->BW, x = cell % s->BW, at = s->unused_at[p];
+    s->board[cell] = o;
+    s->used[p] = 1;
+    s->unused[at] = s->unused[--s->nunused];
+    s->unused_at[s->unused[at]] = at;
+    if (!s->placed) {
+        s->miny = s->maxy = y;
+        s->minx = s->maxx = x;
+    }
+    if (y < s->miny) s->miny = y;
+    if (y > s->maxy) s->maxy = y;
+    if (x < s->minx) s->minx = x;
+    if (x > s->maxx) s->maxx = x;
+    s->placed++;
+}
+
+/* Re-evaluate the empty neighbours of a cell. */
+static int tsr__pz_touch(tsr__pz_state *s, int cell)
+{
+    for (int d = 0; d < 4; d++) {
+        int nc = cell + tsr__pz_dy[d] * s->BW + tsr__pz_dx[d];
+        tsr__pz_hent e;
+        if (s->board[nc] >= 0) continue;
+        s->ver[nc]++;
+        if (tsr__pz_best_for(s, nc, &e) == 0 && tsr__pz_push(s, e)) return -1;
+    }
+    return 0;
+}
+
+/* Grow a placement from 'ninit' fixed cells (grid coordinates gy/gx, tiles go) into piece/rot.
+ * Returns TSR_OK or TSR_E_NOMEM. */
+static tsr_status tsr__pz_grow(const tsr__pz *pz, const int *gy, const int *gx, const int *go, int ninit,
+                               int *piece, unsigned char *rot, void (*progress)(void *, const char *, double),
+                               void *pctx)
+{
+    tsr__pz_state s;
+    tsr_status st = TSR_OK;
+    size_t cells;
+    int step = pz->n / 50 > 0 ? pz->n / 50 : 1;
+    memset(&s, 0, sizeof s);
+    s.pz = pz;
+    s.R = pz->rows;
+    s.C = pz->cols;
+    s.BH = 3 * pz->rows + 2;
+    s.BW = 3 * pz->cols + 2;
+    s.n = pz->n;
+    cells = (size_t)s.BH * s.BW;
+    s.board = malloc(cells * sizeof(int));
+    s.ver = calloc(cells, sizeof(int));
+    s.unused = malloc(sizeof(int) * pz->n);
+    s.unused_at = malloc(sizeof(int) * pz->n);
+    s.used = calloc((size_t)pz->n, 1);
+    if (!s.board || !s.ver || !s.unused || !s.unused_at || !s.used) {
+        st = tsr__fail(TSR_E_NOMEM, "puzzle: out of memory for placement");
+        goto done;
+    }
+    for (size_t i = 0; i < cells; i++) s.board[i] = -1;
+    for (int p = 0; p < pz->n; p++) s.unused[p] = s.unused_at[p] = p;
+    s.nunused = pz->n;
+    for (int i = 0; i < ninit; i++) tsr__pz_put(&s, (gy[i] + pz->rows + 1) * s.BW + gx[i] + pz->cols + 1, go[i]);
+    for (int i = 0; i < ninit; i++)
+        if (tsr__pz_touch(&s, (gy[i] + pz->rows + 1) * s.BW + gx[i] + pz->cols + 1)) goto nomem;
+    while (s.placed < s.n) {
+        tsr__pz_hent e;
+        if (!s.nheap) {   /* safety net: re-seed the frontier from every empty slot beside a tile */
+            int any = 0;
+            for (size_t c = (size_t)s.BW; c + s.BW < cells; c++)
+                if (s.board[c] < 0 && (s.board[c - 1] >= 0 || s.board[c + 1] >= 0 || s.board[c - s.BW] >= 0 ||
+                                       s.board[c + s.BW] >= 0)) {
+                    if (tsr__pz_best_for(&s, (int)c, &e) == 0) {
+                        if (tsr__pz_push(&s, e)) goto nomem;
+                        any = 1;
+                    }
+                }
+            if (!any) {
+                st = tsr__fail(TSR_E_ARG, "puzzle: placement ran out of slots (internal error)");
+                goto done;
+            }
+        }
+        e = tsr__pz_pop(&s);
+        if (s.board[e.cell] >= 0 || e.ver != s.ver[e.cell] || !tsr__pz_valid(&s, e.cell)) continue;
+        if (s.used[tsr__pz_piece(pz, e.o)]) {
+            if (tsr__pz_best_for(&s, e.cell, &e) == 0 && tsr__pz_push(&s, e)) goto nomem;
+            continue;
+        }
+        tsr__pz_put(&s, e.cell, e.o);
+        if (tsr__pz_touch(&s, e.cell)) goto nomem;
+        if (progress && s.placed % step == 0) progress(pctx, "placing", (double)s.placed / s.n);
+    }
+    for (int y = 0; y < pz->rows; y++)
+        for (int x = 0; x < pz->cols; x++) {
+            int o = s.board[(s.miny + y) * s.BW + s.minx + x];
+            piece[y * pz->cols + x] = tsr__pz_piece(pz, o);
+            rot[y * pz->cols + x] = (unsigned char)(pz->rotate ? o & 3 : 0);
+        }
+    goto done;
+nomem:
+    st = tsr__fail(TSR_E_NOMEM, "puzzle: out of memory for placement");
+done:
+    free(s.board);
+    free(s.ver);
+    free(s.unused);
+    free(s.unused_at);
+    free(s.used);
+    free(s.heap);
+    return st;
+}
+
+/* Contract: see puzzle_core.h (sum of D over the adjacent pairs of a full placement). */
+double tsr__pz_total(const tsr__pz *pz, const int *piece, const unsigned char *rot)
+{
+    double t = 0;
+    int per = pz->rotate ? 4 : 1;
+    for (int y = 0; y < pz->rows; y++)
+        for (int x = 0; x < pz->cols; x++) {
+            int i = y * pz->cols + x, o = piece[i] * per + (pz->rotate ? rot[i] : 0);
+            if (x + 1 < pz->cols) {
+                float d = tsr__pz_dis(pz, o, 1, piece[i + 1] * per + (pz->rotate ? rot[i + 1] : 0));
+                t += d > 0 ? d : 0;
+            }
+            if (y + 1 < pz->rows) {
+                float d = tsr__pz_dis(pz, o, 2, piece[i + pz->cols] * per + (pz->rotate ? rot[i + pz->cols] : 0));
+                t += d > 0 ? d : 0;
+            }
+        }
+    return t;
+}
+
+/* Seed: the oriented tile whose best buddies (and theirs) are most numerous, then most confident. */
+static int tsr__pz_seed(const tsr__pz *pz)
+{
+    int best = 0;
+    double bestv = -1;
+    int *bbc = calloc((size_t)pz->m, sizeof(int));
+    if (!bbc) return 0;
+    for (int o = 0; o < pz->m; o++)
+        for (int d = 0; d < 4; d++)
+            if (pz->k && tsr__pz_is_bb(pz, o, d, tsr__pz_list(pz, o, d)[0].o)) bbc[o]++;
+    for (int o = 0; o < pz->m; o++) {
+        double v = 16.0 * bbc[o];
+        for (int d = 0; d < 4 && pz->k; d++) {
+            int x = tsr__pz_list(pz, o, d)[0].o;
+            if (tsr__pz_is_bb(pz, o, d, x))
+                v += 2.0 * bbc[x] + (1.0 - tsr__pz_list(pz, o, d)[0].d / tsr__pz_second(pz, o, d));
+        }
+        if (v > bestv) {
+            bestv = v;
+            best = o;
+        }
+    }
+    free(bbc);
+    return best;
+}
+
+/* Largest 4-connected group of cells joined by best-buddy edges; fills gy/gx/go, returns size. */
+static int tsr__pz_segment(const tsr__pz *pz, const int *piece, const unsigned char *rot, int *gy, int *gx,
+                           int *go)
+{
+    int n = pz->n, R = pz->rows, C = pz->cols, per = pz->rotate ? 4 : 1, best = 0, bestc = -1;
+    int *comp = malloc(sizeof(int) * n), *queue = malloc(sizeof(int) * n), *size = calloc((size_t)n, sizeof(int));
+    if (!comp || !queue || !size) {
+        free(comp), free(queue), free(size);
+        return 0;
+    }
+    for (int i = 0; i < n; i++) comp[i] = -1;
+    for (int s0 = 0, nc = 0; s0 < n; s0++) {
+        int h = 0, t = 0;
+        if (comp[s0] >= 0) continue;
+        comp[s0] = nc;
+        queue[t++] = s0;
+        while (h < t) {
+            int c = queue[h++], y = c / C, x = c % C, o = piece[c] * per + rot[c];
+            for (int d = 0; d < 4; d++) {
+                int ny = y + tsr__pz_dy[d], nx = x + tsr__pz_dx[d], c2, o2;
+                if (ny < 0 || ny >= R || nx < 0 || nx >= C) continue;
+                c2 = ny * C + nx;
+                o2 = piece[c2] * per + rot[c2];
+                if (comp[c2] < 0 && tsr__pz_is_bb(pz, o, d, o2)) {
+                    comp[c2] = nc;
+                    queue[t++] = c2;
+                }
+            }
+        }
+        size[nc] = t;
+        if (t > best) {
+            best = t;
+            bestc = nc;
+        }
+        nc++;
+    }
+    for (int c = 0, j = 0; c < n; c++)
+        if (comp[c] == bestc) {
+            gy[j] = c / C;
+            gx[j] = c % C;
+            go[j++] = piece[c] * per + rot[c];
+        }
+    free(comp), free(queue), free(size);
+    return best;
+}
+
+/* Contract: pz has features and lists; writes a complete placement (permutation) of rows x cols
+ * cells and its total cost. */
+tsr_status tsr__pz_place(const tsr__pz *pz, int repair, int *piece, unsigned char *rot, double *cost,
+                         void (*progress)(void *, const char *, double), void *pctx)
+{
+    int n = pz->n, seed = tsr__pz_seed(pz), zero = 0;
+    int *gy = malloc(sizeof(int) * n), *gx = malloc(sizeof(int) * n), *go = malloc(sizeof(int) * n);
+    int *p2 = malloc(sizeof(int) * n);
+    unsigned char *r2 = malloc((size_t)n);
+    tsr_status s = TSR_OK;
+    if (!gy || !gx || !go || !p2 || !r2) {
+        s = tsr__fail(TSR_E_NOMEM, "puzzle: out of memory for placement");
+        goto done;
+    }
+    if ((s = tsr__pz_grow(pz, &zero, &zero, &seed, 1, piece, rot, progress, pctx))) goto done;
+    *cost = tsr__pz_total(pz, piece, rot);
+    /* Unknown rotation on a non-square grid: the seed's turn decides the layout's orientation. */
+    if (pz->rotate && pz->rows != pz->cols) {
+        int seed2 = tsr__pz_turn(seed, 1);
+        if ((s = tsr__pz_grow(pz, &zero, &zero, &seed2, 1, p2, r2, progress, pctx))) goto done;
+        if (tsr__pz_total(pz, p2, r2) < *cost) {
+            memcpy(piece, p2, sizeof(int) * n);
+            memcpy(rot, r2, (size_t)n);
+            *cost = tsr__pz_total(pz, piece, rot);
+        }
+    }
+    for (int it = 0; repair && it < 4; it++) {
+        int seg = tsr__pz_segment(pz, piece, rot, gy, gx, go);
+        double c2;
+        if (seg < 2 || seg == n) break;
+        if (progress) progress(pctx, "repairing", (double)it / 4);
+        if ((s = tsr__pz_grow(pz, gy, gx, go, seg, p2, r2, NULL, NULL))) goto done;
+        c2 = tsr__pz_total(pz, p2, r2);
+        if (!(c2 < *cost)) break;
+        memcpy(piece, p2, sizeof(int) * n);
+        memcpy(rot, r2, (size_t)n);
+        *cost = c2;
+    }
+done:
+    free(gy), free(gx), free(go), free(p2), free(r2);
+    return s;
+}

@@ -1,0 +1,705 @@
+/* Box filter and adaptive threshold on the GPU. Every variant is bit-exact with the CPU
+ * reference (src/cpu/box.c, src/cpu/threshold.c): sums are exact integers and the rounded mean
+ * is computed by one of three methods that are each exact (see tsr__cu_mean_make).
+ *
+ * Variants
+ *  box/global       one thread per pixel loops over the window in global memory, O(rx*ry)
+ *  box/unrolled3x3  radius 1 only, the 9 taps unrolled (the seed's meanFilterKernelUnwind)
+ *  box/shared       a shared-memory tile with its halo, separable sums inside the tile; r <= 16
+ *  box/fast         running column sums down a strip of rows plus a block-wide prefix scan of
+ *                   each row: cost independent of the radius (default)
+ *  threshold/shared-tile  seeds/003: dynamic shared tile with a clamped (replicate) halo
+ *  threshold/fused        the fast box kernel with the comparison as its epilogue (default)
+ */
+#include "kernels_common.cuh"
+#include "../cpu/box_core.h"
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------ rounded means */
+
+/* How the rounded mean floor((s + (area-1)/2) / area) is computed; each mode is exact for the
+ * inputs it is chosen for (the argument is in src/cpu/box.c): float reciprocal for 8-bit
+ * samples and area <= 8191, double reciprocal for area <= 2^32, integer division otherwise. */
+struct tsr__cu_mean {
+    unsigned long long area, half;
+    float invf;
+    double invd;
+    int mode;
+};
+
+/* Choose the exact method for 'area' and the sample depth (host side). */
+static tsr__cu_mean tsr__cu_mean_make(unsigned long long area, int depth)
+{
+    tsr__cu_mean m;
+    m.area = area;
+    m.half = (area - 1) / 2;
+    m.invf = 1.0f / (float)area;
+    m.invd = 1.0 / (double)area;
+    m.mode = depth == TSR_U8 && area <= 8191 ? 0 : area <= 0xffffffffull ? 1 : 2;
+    return m;
+}
+
+/* The rounded mean of the window sum s (device side); explicit _rn intrinsics keep the
+ * compiler from contracting the add and multiply into an FMA. */
+__device__ static inline unsigned tsr__cu_round_mean(unsigned long long s, const tsr__cu_mean &m)
+{
+    unsigned long long t = s + m.half;
+    if (m.mode == 0) return (unsigned)__float2uint_rz(__fmul_rn(__fadd_rn(__ull2float_rn(t), 0.5f), m.invf));
+    if (m.mode == 1) return (unsigned)__double2ull_rz(__dmul_rn(__dadd_rn(__ull2double_rn(t), 0.5), m.invd));
+    return (unsigned)(t / m.area);
+}
+
+/* ------------------------------------------------------------------------ launch arguments */
+
+/* Everything a box or threshold kernel needs, passed by value. */
+struct tsr__box_args {
+    const void *src;
+    size_t sstride;
+    void *dst;
+    size_t dstride;
+    int w, h, cn, rx, ry, border, value;
+    tsr__cu_mean mean;
+    int thresh;                 /* nonzero: write the threshold test instead of the mean */
+    int idelta, inverse, maxval;
+};
+
+/* Arguments of a box run from its parameters. */
+static tsr__box_args tsr__box_args_box(const tsr_image *src, tsr_image *dst, const tsr_box_params *p)
+{
+    tsr__box_args a;
+    memset(&a, 0, sizeof a);
+    a.src = src->data;
+    a.sstride = src->stride;
+    a.dst = dst->data;
+    a.dstride = dst->stride;
+    a.w = src->width;
+    a.h = src->height;
+    a.cn = src->channels;
+    tsr__box_radii(p, &a.rx, &a.ry);
+    a.border = p->border;
+    a.value = p->border == TSR_BORDER_CONSTANT ? p->value : 0;
+    a.mean = tsr__cu_mean_make((unsigned long long)(2 * a.rx + 1) * (unsigned long long)(2 * a.ry + 1), src->depth);
+    return a;
+}
+
+/* Arguments of an adaptive threshold run: the 8-bit box mean with replicated borders. */
+static tsr__box_args tsr__box_args_threshold(const tsr_image *src, tsr_image *dst, const tsr_threshold_params *p)
+{
+    tsr_box_params bp = {p->block / 2, -1, -1, TSR_BORDER_REPLICATE, 0};
+    tsr__box_args a = tsr__box_args_box(src, dst, &bp);
+    a.thresh = 1;
+    a.idelta = tsr__threshold_idelta(p);
+    a.inverse = p->inverse;
+    a.maxval = p->maxval;
+    return a;
+}
+
+/* Whether window sums (plus the rounding offset) fit 32 bits: the CPU's rule, so that
+ * wrapping 32-bit running sums still give exact window sums. */
+static int tsr__box_sums_fit_32(const tsr__box_args &a, int depth)
+{
+    unsigned long long maxv = depth == TSR_U8 ? 255 : 65535;
+    if ((unsigned long long)a.value > maxv) maxv = (unsigned long long)a.value;
+    return maxv * a.mean.area + a.mean.area <= 0xffffffffull;
+}
+
+/* A sample of the source with borders applied: yy/xx are mapped indices, -1 is outside
+ * (constant border). */
+template <class T>
+__device__ static inline unsigned tsr__box_sample(const tsr__box_args &a, int yy, int xx, int c)
+{
+    if (yy < 0 || xx < 0) return (unsigned)a.value;
+    return tsr__cu_row<T>(a.src, a.sstride, yy)[(size_t)xx * a.cn + c];
+}
+
+/* The output sample for window sum 'sum' at row y, sample index i: the rounded mean, or for
+ * threshold the outcome of OpenCV's test on src - mean. */
+template <class T>
+__device__ static inline T tsr__box_result(const tsr__box_args &a, unsigned long long sum, int y, size_t i)
+{
+    unsigned m = tsr__cu_round_mean(sum, a.mean);
+    if (!a.thresh) return (T)m;
+    int diff = (int)tsr__cu_row<T>(a.src, a.sstride, y)[i] - (int)m;
+    int pass = a.inverse ? diff <= -a.idelta : diff > -a.idelta;
+    return (T)(pass ? a.maxval : 0);
+}
+
+/* ------------------------------------------------------------------------ global */
+
+/* One thread per pixel (all channels), rows strided over grid.y: the window read sample by
+ * sample from global memory. */
+template <class T>
+__global__ void tsr__box_global_kernel(tsr__box_args a)
+{
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    if (x >= a.w) return;
+    for (int y = blockIdx.y; y < a.h; y += gridDim.y)
+        for (int c = 0; c < a.cn; c++) {
+            unsigned long long s = 0;
+            for (int ky = -a.ry; ky <= a.ry; ky++) {
+                int yy = tsr__cu_border_index(y + ky, a.h, a.border);
+                for (int kx = -a.rx; kx <= a.rx; kx++)
+                    s += tsr__box_sample<T>(a, yy, tsr__cu_border_index(x + kx, a.w, a.border), c);
+            }
+            tsr__cu_row<T>(a.dst, a.dstride, y)[(size_t)x * a.cn + c] = tsr__box_result<T>(a, s, y, (size_t)x * a.cn + c);
+        }
+}
+
+/* Launch the global kernel for the sample type of a.  */
+static tsr_status tsr__box_global_launch(const tsr__box_args &a, int depth, cudaStream_t st)
+{
+    dim3 block(128), grid(tsr__div_up((unsigned)a.w, 128), tsr__cu_grid_rows(a.h));
+    if (depth == TSR_U8) tsr__box_global_kernel<uint8_t><<<grid, block, 0, st>>>(a);
+    else tsr__box_global_kernel<uint16_t><<<grid, block, 0, st>>>(a);
+    return TSR_CUDA_LAUNCHED("box/global kernel");
+}
+
+/* box/global: any radius, any border; slow (O(rx*ry) loads per sample). */
+static tsr_status tsr__box_global(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
+{
+    tsr__box_args a = tsr__box_args_box(src, dst, (const tsr_box_params *)params);
+    return tsr__box_global_launch(a, src->depth, (cudaStream_t)ex->stream);
+}
+
+/* ------------------------------------------------------------------------ unrolled 3x3 */
+
+/* Radius 1: the three mapped rows and columns once per pixel, nine taps unrolled, area 9. */
+template <class T>
+__global__ void tsr__box_3x3_kernel(tsr__box_args a)
+{
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    if (x >= a.w) return;
+    int xl = tsr__cu_border_index(x - 1, a.w, a.border), xr = tsr__cu_border_index(x + 1, a.w, a.border);
+    for (int y = blockIdx.y; y < a.h; y += gridDim.y) {
+        int yu = tsr__cu_border_index(y - 1, a.h, a.border), yd = tsr__cu_border_index(y + 1, a.h, a.border);
+        for (int c = 0; c < a.cn; c++) {
+            unsigned s = tsr__box_sample<T>(a, yu, xl, c) + tsr__box_sample<T>(a, yu, x, c) +
+                         tsr__box_sample<T>(a, yu, xr, c) + tsr__box_sample<T>(a, y, xl, c) +
+                         tsr__box_sample<T>(a, y, x, c) + tsr__box_sample<T>(a, y, xr, c) +
+                         tsr__box_sample<T>(a, yd, xl, c) + tsr__box_sample<T>(a, yd, x, c) +
+                         tsr__box_sample<T>(a, yd, xr, c);
+            T *d = tsr__cu_row<T>(a.dst, a.dstride, y);
+            d[(size_t)x * a.cn + c] = (T)((s + 4) / 9);
+        }
+    }
+}
+
+/* box/unrolled3x3 handles exactly rx == ry == 1. */
+static int tsr__box_3x3_supports(const tsr_image *src, const void *params)
+{
+    int rx, ry;
+    (void)src;
+    tsr__box_radii((const tsr_box_params *)params, &rx, &ry);
+    return rx == 1 && ry == 1;
+}
+
+/* box/unrolled3x3: queue the 3x3 kernel on the exec stream (supports() guarantees radius 1). */
+static tsr_status tsr__box_3x3(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
+{
+    tsr__box_args a = tsr__box_args_box(src, dst, (const tsr_box_params *)params);
+    cudaStream_t st = (cudaStream_t)ex->stream;
+    dim3 block(128), grid(tsr__div_up((unsigned)a.w, 128), tsr__cu_grid_rows(a.h));
+    if (src->depth == TSR_U8) tsr__box_3x3_kernel<uint8_t><<<grid, block, 0, st>>>(a);
+    else tsr__box_3x3_kernel<uint16_t><<<grid, block, 0, st>>>(a);
+    return TSR_CUDA_LAUNCHED("box/unrolled3x3 kernel");
+}
+
+/* ------------------------------------------------------------------------ shared tile */
+
+enum { TSR_TILE_W = 32, TSR_TILE_H = 16, TSR_TILE_MAX_R = 16 };
+
+/* Dynamic shared memory of the tile kernel: the haloed tile of samples, then the vertical
+ * sums of its TSR_TILE_H output rows (32-bit: at most 65535 * 33 * 33). */
+static size_t tsr__tile_smem(int rx, int ry, int cn, int depth)
+{
+    size_t rowlen = (size_t)(TSR_TILE_W + 2 * rx) * cn;
+    size_t tile = ((size_t)(TSR_TILE_H + 2 * ry) * rowlen * depth + 15) & ~(size_t)15;
+    return tile + (size_t)TSR_TILE_H * rowlen * sizeof(unsigned);
+}
+
+/* A 32x16-pixel output tile per block: the tile and its halo (border-mapped, so replicate is
+ * the seed's clamp) are loaded into shared memory once, then summed vertically and
+ * horizontally from there. Block: 256 threads. Tiles stride over grid.y for tall images. */
+template <class T>
+__global__ void tsr__box_tile_kernel(tsr__box_args a)
+{
+    extern __shared__ __align__(16) unsigned char tsr__tile_smem_raw[];
+    const int ew = TSR_TILE_W + 2 * a.rx, eh = TSR_TILE_H + 2 * a.ry, cn = a.cn, rowlen = ew * cn;
+    T *tile = (T *)tsr__tile_smem_raw;
+    unsigned *vs = (unsigned *)(tsr__tile_smem_raw + (((size_t)eh * rowlen * sizeof(T) + 15) & ~(size_t)15));
+    const int tid = threadIdx.x, nthr = blockDim.x, x0 = blockIdx.x * TSR_TILE_W;
+    for (long long y0 = (long long)blockIdx.y * TSR_TILE_H; y0 < a.h; y0 += (long long)gridDim.y * TSR_TILE_H) {
+        for (int i = tid; i < eh * rowlen; i += nthr) {
+            int ey = i / rowlen, r = i - ey * rowlen, ex = r / cn, c = r - ex * cn;
+            int yy = tsr__cu_border_index((int)y0 - a.ry + ey, a.h, a.border);
+            int xx = tsr__cu_border_index(x0 - a.rx + ex, a.w, a.border);
+            tile[i] = (T)tsr__box_sample<T>(a, yy, xx, c);
+        }
+        __syncthreads();
+        for (int i = tid; i < TSR_TILE_H * rowlen; i += nthr) {
+            int r = i / rowlen, col = i - r * rowlen;
+            unsigned s = 0;
+            for (int k = 0; k <= 2 * a.ry; k++) s += tile[(r + k) * rowlen + col];
+            vs[i] = s;
+        }
+        __syncthreads();
+        for (int i = tid; i < TSR_TILE_H * TSR_TILE_W * cn; i += nthr) {
+            int r = i / (TSR_TILE_W * cn), o = i - r * (TSR_TILE_W * cn), x = o / cn, c = o - x * cn;
+            long long y = y0 + r;
+            if (y < a.h && x0 + x < a.w) {
+                unsigned long long s = 0;
+                for (int k = 0; k <= 2 * a.rx; k++) s += vs[r * rowlen + (x + k) * cn + c];
+                size_t idx = (size_t)(x0 + x) * cn + c;
+                tsr__cu_row<T>(a.dst, a.dstride, y)[idx] = tsr__box_result<T>(a, s, (int)y, idx);
+            }
+        }
+        __syncthreads();   /* the next tile overwrites shared memory */
+    }
+}
+
+/* Queue the shared-tile kernel for box or threshold arguments (radii <= TSR_TILE_MAX_R); 'what' names
+ * it in error messages. */
+static tsr_status tsr__box_tile_launch(const tsr__box_args &a, int depth, cudaStream_t st, const char *what)
+{
+    dim3 block(256), grid(tsr__div_up((unsigned)a.w, TSR_TILE_W),
+                          (unsigned)(tsr__div_up((unsigned)a.h, TSR_TILE_H) < TSR_CU_MAX_GRID_Y
+                                         ? tsr__div_up((unsigned)a.h, TSR_TILE_H) : TSR_CU_MAX_GRID_Y));
+    size_t smem = tsr__tile_smem(a.rx, a.ry, a.cn, depth);
+    if (depth == TSR_U8) tsr__box_tile_kernel<uint8_t><<<grid, block, smem, st>>>(a);
+    else tsr__box_tile_kernel<uint16_t><<<grid, block, smem, st>>>(a);
+    return TSR_CUDA_LAUNCHED(what);
+}
+
+/* box/shared: radii up to TSR_TILE_MAX_R on both axes (the tile fits 48 KiB of shared memory). */
+static int tsr__box_tile_supports(const tsr_image *src, const void *params)
+{
+    int rx, ry;
+    (void)src;
+    tsr__box_radii((const tsr_box_params *)params, &rx, &ry);
+    return rx <= TSR_TILE_MAX_R && ry <= TSR_TILE_MAX_R;
+}
+
+/* box/shared: the shared-tile kernel with the op's border (radii checked by supports()). */
+static tsr_status tsr__box_tile(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
+{
+    tsr__box_args a = tsr__box_args_box(src, dst, (const tsr_box_params *)params);
+    return tsr__box_tile_launch(a, src->depth, (cudaStream_t)ex->stream, "box/shared kernel");
+}
+
+/* threshold/shared-tile: blocks up to 2*16+1 = 33. */
+static int tsr__threshold_tile_supports(const tsr_image *src, const void *params)
+{
+    (void)src;
+    return ((const tsr_threshold_params *)params)->block / 2 <= TSR_TILE_MAX_R;
+}
+
+/* threshold/shared-tile: the shared-tile kernel with replicated borders and the test fused. */
+static tsr_status tsr__threshold_tile(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
+{
+    tsr__box_args a = tsr__box_args_threshold(src, dst, (const tsr_threshold_params *)params);
+    return tsr__box_tile_launch(a, TSR_U8, (cudaStream_t)ex->stream, "threshold/shared-tile kernel");
+}
+
+/* ------------------------------------------------------------------------ fast */
+
+/* Tiles start on, and their left halo is rounded up to, multiples of this many pixels, so that
+ * 8-byte loads and stores stay aligned whatever the channel count and depth. */
+enum { TSR_FAST_ALIGN = 16, TSR_FAST_MAX_THREADS = 512 };
+
+/* Geometry of one fast launch (see tsr__box_fast_plan). */
+struct tsr__fast_geom {
+    int tile_w;       /* output pixels per tile, a multiple of TSR_FAST_ALIGN */
+    int lead;         /* halo pixels loaded left of the tile: rx rounded up to TSR_FAST_ALIGN */
+    int ext_px;       /* pixels of the extended row a block holds: floor(threads * V / cn) */
+    int strip_h;      /* rows per strip */
+    int nstrips;
+    int vec_src, vec_dst; /* 8-byte accesses allowed (pointers and strides aligned) */
+};
+
+/* Shared-memory index with one pad word per 32, which makes the stride-V accesses of the scan
+ * and the arbitrary offsets of the window differences free of bank conflicts. */
+__device__ static inline int tsr__pad(int i) { return i + (i >> 5); }
+
+/* Sample k of an 8-byte pack of T (k is a constant once the caller's loop is unrolled, so this
+ * is one bit-field extract; a union would force the pack into local memory). */
+template <class T>
+__device__ __forceinline__ unsigned tsr__pk_get(uint2 w, int k)
+{
+    if (sizeof(T) == 1) return ((k < 4 ? w.x : w.y) >> (8 * (k & 3))) & 0xffu;
+    return ((k < 2 ? w.x : w.y) >> (16 * (k & 1))) & 0xffffu;
+}
+
+/* Set sample k of a pack that is zero there. */
+template <class T>
+__device__ __forceinline__ void tsr__pk_set(uint2 &w, int k, unsigned v)
+{
+    if (sizeof(T) == 1) {
+        if (k < 4) w.x |= v << (8 * (k & 3));
+        else w.y |= v << (8 * (k & 3));
+    } else {
+        if (k < 2) w.x |= v << (16 * (k & 1));
+        else w.y |= v << (16 * (k & 1));
+    }
+}
+
+/* The edge case of tsr__fast_load, out of line to keep the main loop's registers free: the
+ * samples one by one, each column mapped through the border. */
+template <class T, int CN>
+__device__ __noinline__ uint2 tsr__fast_load_edge(const tsr__box_args &a, const T *row, int xs, int o0)
+{
+    constexpr int V = 8 / (int)sizeof(T);
+    uint2 w = make_uint2(0, 0);
+#pragma unroll
+    for (int v = 0; v < V; v++) {
+        int es = o0 + v, px = es / CN, c = es - px * CN;
+        int mx = tsr__cu_border_index(xs + px, a.w, a.border);
+        tsr__pk_set<T>(w, v, mx < 0 ? (unsigned)a.value : (unsigned)row[(size_t)mx * CN + c]);
+    }
+    return w;
+}
+
+/* The V = 8 / sizeof(T) extended samples [o0, o0 + V) of mapped row yy, the extended row
+ * starting at pixel xs: one 8-byte load when they lie inside the row and 'vec' allows it, else
+ * sample by sample with the border applied (yy < 0: the constant border's row). */
+template <class T, int CN>
+__device__ __forceinline__ uint2 tsr__fast_load(const tsr__box_args &a, int yy, int xs, int o0, int vec)
+{
+    constexpr int V = 8 / (int)sizeof(T);
+    uint2 w = make_uint2(0, 0);
+    if (yy < 0) {
+        unsigned splat = sizeof(T) == 1 ? (unsigned)a.value * 0x01010101u : (unsigned)a.value * 0x00010001u;
+        return make_uint2(splat, splat);
+    }
+    const T *row = tsr__cu_row<T>(a.src, a.sstride, yy);
+    long long first = (long long)xs * CN + o0;
+    if (vec && first >= 0 && first + V <= (long long)a.w * CN) return __ldg((const uint2 *)(row + first));
+    return tsr__fast_load_edge<T, CN>(a, row, xs, o0);
+}
+
+/* The rounded mean for a method fixed at compile time (MODE 0: float, 1: double, both with
+ * sums + offset below 2^32 as the planner guarantees; -1: chosen at run time). */
+template <int MODE, class S>
+__device__ __forceinline__ unsigned tsr__fast_mean(S s, const tsr__cu_mean &m)
+{
+    if (MODE == 0) return __float2uint_rz(__fmul_rn(__fadd_rn(__uint2float_rn((unsigned)s + (unsigned)m.half), 0.5f), m.invf));
+    if (MODE == 1) return __double2uint_rz(__dmul_rn(__dadd_rn(__uint2double_rn((unsigned)s + (unsigned)m.half), 0.5), m.invd));
+    return tsr__cu_round_mean((unsigned long long)s, m);
+}
+
+/* One block per (tile of columns, strip of rows). Each thread owns V = 8 / sizeof(T)
+ * consecutive samples of the extended row [x0 - lead, x0 + tile_w + rx) and keeps their
+ * vertical window sums in registers, updated by one row in and one row out per output row
+ * (8-byte loads away from the edges, the next rows prefetched). Each row's sums are then
+ * prefix-scanned across the block (per channel: planar order in shared memory when CN > 1),
+ * and every output is the difference of two prefix values, so the cost does not depend on
+ * either radius. S is the sum type: 32-bit sums may wrap in the prefix, their differences stay
+ * exact. CN and the rounding method are template parameters so that every index and every
+ * mean compiles to a few instructions. MINB (blocks of 512 per SM) caps the registers: 2 gives 64
+ * per thread (full occupancy, a few spills), 1 gives up to 128. */
+template <class T, class S, int CN, int MODE, int MINB>
+__global__ void __launch_bounds__(TSR_FAST_MAX_THREADS, MINB) tsr__box_fast_kernel(tsr__box_args a, tsr__fast_geom g)
+{
+    constexpr int V = 8 / (int)sizeof(T);
+    extern __shared__ __align__(16) unsigned char tsr__fast_smem_raw[];
+    const int nt = blockDim.x, t = threadIdx.x, lane = t & 31, warp = t >> 5, nwarps = nt >> 5;
+    const int E = nt * V, padE = tsr__pad(E - 1) + 1, Ep = g.ext_px;
+    S *P0 = (S *)tsr__fast_smem_raw, *P1 = P0 + padE, *wt = P1 + padE, *colsh = wt + 64;
+    const int x0 = blockIdx.x * g.tile_w, xs = x0 - g.lead;
+    const int o0 = t * V, tile_samples = g.tile_w * CN, row_samples = a.w * CN, out0 = x0 * CN + o0;
+    const int active_out = o0 < tile_samples && out0 < row_samples;
+    const int full_out = o0 + V <= tile_samples && out0 + V <= row_samples;
+
+    for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y) {
+        const int y_begin = strip * g.strip_h, y_end = min(a.h, y_begin + g.strip_h);
+        S col[V];
+        uint2 in_n = make_uint2(0, 0), out_n = make_uint2(0, 0);
+        int buf = 0;
+#pragma unroll
+        for (int v = 0; v < V; v++) col[v] = 0;
+        for (int k = -a.ry; k <= a.ry; k++) {
+            uint2 w = tsr__fast_load<T, CN>(a, tsr__cu_border_index(y_begin + k, a.h, a.border), xs, o0, g.vec_src);
+#pragma unroll
+            for (int v = 0; v < V; v++) col[v] += (S)tsr__pk_get<T>(w, v);
+        }
+        for (int y = y_begin; y < y_end; y++) {
+            if (y + 1 < y_end) {   /* prefetch the rows that enter and leave for row y + 1 */
+                in_n = tsr__fast_load<T, CN>(a, tsr__cu_border_index(y + 1 + a.ry, a.h, a.border), xs, o0, g.vec_src);
+                out_n = tsr__fast_load<T, CN>(a, tsr__cu_border_index(y - a.ry, a.h, a.border), xs, o0, g.vec_src);
+            }
+            /* Inclusive prefix of the column sums across the block (planar order if CN > 1). */
+            S p[V];
+            if (CN == 1) {
+#pragma unroll
+                for (int v = 0; v < V; v++) p[v] = col[v];
+            } else {
+#pragma unroll
+                for (int v = 0; v < V; v++) {
+                    int es = o0 + v, px = es / CN, c = es - px * CN;
+                    if (px < Ep) colsh[tsr__pad(c * Ep + px)] = col[v];
+                }
+                __syncthreads();
+#pragma unroll
+                for (int v = 0; v < V; v++) p[v] = o0 + v < CN * Ep ? colsh[tsr__pad(o0 + v)] : (S)0;
+            }
+#pragma unroll
+            for (int v = 1; v < V; v++) p[v] += p[v - 1];
+            S total = p[V - 1], incl = total;
+#pragma unroll
+            for (int o = 1; o < 32; o <<= 1) {
+                S n = __shfl_up_sync(0xffffffffu, incl, o);
+                if (lane >= o) incl += n;
+            }
+            if (lane == 31) wt[buf * 32 + warp] = incl;
+            __syncthreads();
+            S wv = lane < nwarps ? wt[buf * 32 + lane] : (S)0;
+#pragma unroll
+            for (int o = 1; o < 32; o <<= 1) {
+                S n = __shfl_up_sync(0xffffffffu, wv, o);
+                if (lane >= o) wv += n;
+            }
+            S before = __shfl_sync(0xffffffffu, wv, (warp + 31) & 31);
+            S base = (warp > 0 ? before : (S)0) + (incl - total);
+            S *P = buf ? P1 : P0;
+#pragma unroll
+            for (int v = 0; v < V; v++) P[tsr__pad(o0 + v)] = p[v] + base;
+            __syncthreads();
+            /* Outputs: the window of output sample o is planar prefix (lo, hi]. */
+            if (active_out) {
+                uint2 res = make_uint2(0, 0), sv = make_uint2(0, 0);
+                T *drow = tsr__cu_row<T>(a.dst, a.dstride, y);
+                if (a.thresh) {
+                    const T *srow = tsr__cu_row<T>(a.src, a.sstride, y);
+                    if (full_out && g.vec_src) sv = __ldg((const uint2 *)(srow + out0));
+                    else
+#pragma unroll
+                        for (int v = 0; v < V; v++)
+                            if (out0 + v < row_samples) tsr__pk_set<T>(sv, v, srow[out0 + v]);
+                }
+#pragma unroll
+                for (int v = 0; v < V; v++) {
+                    int o = o0 + v, j = o / CN, c = o - j * CN;
+                    int hi = c * Ep + j + g.lead + a.rx, lo = hi - (2 * a.rx + 1);
+                    if (o >= tile_samples) continue;   /* past the tile: hi would leave the row */
+                    S sum = P[tsr__pad(hi)] - (lo >= 0 ? P[tsr__pad(lo)] : (S)0);
+                    unsigned m = tsr__fast_mean<MODE, S>(sum, a.mean);
+                    if (a.thresh) {
+                        int diff = (int)tsr__pk_get<T>(sv, v) - (int)m;
+                        int pass = a.inverse ? diff <= -a.idelta : diff > -a.idelta;
+                        m = pass ? (unsigned)a.maxval : 0u;
+                    }
+                    tsr__pk_set<T>(res, v, m);
+                }
+                if (full_out && g.vec_dst) {
+                    *(uint2 *)(drow + out0) = res;
+                } else {
+#pragma unroll
+                    for (int v = 0; v < V; v++)
+                        if (o0 + v < tile_samples && out0 + v < row_samples) drow[out0 + v] = (T)tsr__pk_get<T>(res, v);
+                }
+            }
+            if (y + 1 < y_end) {
+#pragma unroll
+                for (int v = 0; v < V; v++) col[v] += (S)tsr__pk_get<T>(in_n, v) - (S)tsr__pk_get<T>(out_n, v);
+            }
+            buf ^= 1;
+        }
+        __syncthreads();   /* the next strip reuses the shared buffers */
+    }
+}
+
+/* Largest dynamic shared memory per block this device allows (opt-in), cached. */
+static size_t tsr__cu_smem_optin(void)
+{
+    static size_t bytes = 0;
+    if (!bytes) {
+        int dev = 0, n = 0;
+        if (cudaGetDevice(&dev) == cudaSuccess &&
+            cudaDeviceGetAttribute(&n, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess && n > 0)
+            bytes = (size_t)n;
+        else {
+            cudaGetLastError();
+            bytes = 48 * 1024;
+        }
+    }
+    return bytes;
+}
+
+/* Dynamic shared memory of the fast kernel for nt threads of V samples of sum size ssize. */
+static size_t tsr__fast_smem(int nt, int V, int cn, size_t ssize)
+{
+    size_t E = (size_t)nt * V, padE = E + (E - 1) / 32 + 1;
+    return ((cn > 1 ? 3 : 2) * padE + 64) * ssize;
+}
+
+/* An integer from the environment (benchmark tuning knobs), or def. */
+static int tsr__env_int(const char *name, int def)
+{
+    const char *e = getenv(name);
+    return e && *e ? atoi(e) : def;
+}
+
+/* Plan a fast launch: tile width and threads from the horizontal radius, strip height from
+ * the vertical radius (values from the measured sweep). Returns 0 when the extended row of the
+ * smallest tile does not fit a block of TSR_FAST_MAX_THREADS (8-bit gray: rx above about 2000;
+ * the registry then falls back to box/global). With g NULL only answers that question.
+ * Knobs for measurements: TSR_CUDA_BOX_STRIP (rows per strip), TSR_CUDA_BOX_EXT (samples per
+ * block target), TSR_CUDA_BOX_MINB (register cap, see the kernel). */
+static int tsr__box_fast_plan(const tsr__box_args &a, int depth, const tsr_image *src, const tsr_image *dst,
+                              tsr__fast_geom *g, int *threads, size_t *smem)
+{
+    const int V = 8 / depth, cn = a.cn;
+    const size_t ssize = tsr__box_sums_fit_32(a, depth) ? 4 : 8;
+    long long lead = ((long long)a.rx + TSR_FAST_ALIGN - 1) / TSR_FAST_ALIGN * TSR_FAST_ALIGN;
+    long long need_min = (lead + TSR_FAST_ALIGN + a.rx) * cn;   /* samples for a 16-pixel tile */
+    int max_nt = TSR_FAST_MAX_THREADS;
+    while (max_nt > 32 && tsr__fast_smem(max_nt, V, cn, ssize) > tsr__cu_smem_optin()) max_nt -= 32;
+    if (need_min > (long long)max_nt * V) return 0;
+    if (!g) return 1;
+    /* Aim at 128 threads, more when the halo would dominate the tile: the kernel is bound by
+     * each block's per-row latency, so many small blocks beat few large ones (sweep in
+     * docs/perf-notes.md: 1024 samples per block beat 2048 and 4096 at every radius). */
+    long long ext = tsr__env_int("TSR_CUDA_BOX_EXT", 128 * V);
+    if (ext < 2 * need_min) ext = 2 * need_min;
+    if (ext > (long long)max_nt * V) ext = (long long)max_nt * V;
+    long long tw_max = (ext / cn - lead - a.rx) / TSR_FAST_ALIGN * TSR_FAST_ALIGN;
+    long long ntiles = (a.w + tw_max - 1) / tw_max;
+    long long tw = ((a.w + ntiles - 1) / ntiles + TSR_FAST_ALIGN - 1) / TSR_FAST_ALIGN * TSR_FAST_ALIGN;
+    int nt = (int)(((lead + tw + a.rx) * cn + V - 1) / V);
+    nt = (nt + 31) / 32 * 32;
+    /* Strips: short, for the same reason (16 rows measured best at radii 1 and 15), but at
+     * least a quarter of the 2*ry+1 rows each strip first sums (32 rows measured best at 64). */
+    long long sh = 2LL * a.ry + 1 > 64 ? (2LL * a.ry + 1) / 4 : 16;
+    if (sh > a.h) sh = a.h;
+    sh = tsr__env_int("TSR_CUDA_BOX_STRIP", (int)sh);
+    if (sh < 1) sh = 1;
+    g->tile_w = (int)tw;
+    g->lead = (int)lead;
+    g->ext_px = nt * V / cn;
+    g->strip_h = (int)sh;
+    g->nstrips = (int)((a.h + sh - 1) / sh);
+    g->vec_src = tsr__cu_aligned(src->data, src->stride, 8);
+    g->vec_dst = tsr__cu_aligned(dst->data, dst->stride, 8);
+    *threads = nt;
+    *smem = tsr__fast_smem(nt, V, cn, ssize);
+    (void)ntiles;
+    return 1;
+}
+
+/* Set a kernel's dynamic shared memory limit when it needs more than the default 48 KiB. */
+template <class K>
+static tsr_status tsr__cu_allow_smem(K kernel, size_t bytes)
+{
+    if (bytes <= 48 * 1024) return TSR_OK;
+    return tsr__cuda_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes),
+                            "cudaFuncSetAttribute(box fast shared memory)");
+}
+
+template <class T, class S, int CN, int MODE, int MINB>
+static tsr_status tsr__box_fast_launch_typed(const tsr__box_args &a, const tsr__fast_geom &g, int nt, size_t smem,
+                                             cudaStream_t st, const char *what)
+{
+    tsr_status s = tsr__cu_allow_smem(tsr__box_fast_kernel<T, S, CN, MODE, MINB>, smem);
+    if (s) return s;
+    dim3 grid(tsr__div_up((unsigned)a.w, (unsigned)g.tile_w),
+              (unsigned)(g.nstrips < TSR_CU_MAX_GRID_Y ? g.nstrips : TSR_CU_MAX_GRID_Y));
+    tsr__box_fast_kernel<T, S, CN, MODE, MINB><<<grid, nt, smem, st>>>(a, g);
+    return TSR_CUDA_LAUNCHED(what);
+}
+
+/* The kernel for the channel count. The 8-bit gray float-mean case (the common one) also
+ * exists with 128 registers, chosen by TSR_CUDA_BOX_MINB=1 for measurements. */
+template <class T, class S, int MODE>
+static tsr_status tsr__box_fast_by_cn(const tsr__box_args &a, const tsr__fast_geom &g, int nt, size_t smem,
+                                      cudaStream_t st, const char *what)
+{
+    switch (a.cn) {
+    case 1:
+        if (sizeof(T) == 1 && sizeof(S) == 4 && MODE == 0 && tsr__env_int("TSR_CUDA_BOX_MINB", 2) == 1)
+            return tsr__box_fast_launch_typed<T, S, 1, MODE, 1>(a, g, nt, smem, st, what);
+        return tsr__box_fast_launch_typed<T, S, 1, MODE, 2>(a, g, nt, smem, st, what);
+    case 2: return tsr__box_fast_launch_typed<T, S, 2, MODE, 2>(a, g, nt, smem, st, what);
+    case 3: return tsr__box_fast_launch_typed<T, S, 3, MODE, 2>(a, g, nt, smem, st, what);
+    default: return tsr__box_fast_launch_typed<T, S, 4, MODE, 2>(a, g, nt, smem, st, what);
+    }
+}
+
+/* Run the fast kernel for box or threshold arguments; TSR_E_UNSUPPORTED if the radius is too
+ * large for it (supports() says so beforehand). 32-bit sums where they cannot overflow, with
+ * the float mean for 8-bit areas up to 8191 and the double mean otherwise (both exact with
+ * sums below 2^32); 64-bit sums choose their method at run time. */
+static tsr_status tsr__box_fast_run(const tsr__box_args &a, const tsr_image *src, tsr_image *dst, cudaStream_t st,
+                                    const char *what)
+{
+    tsr__fast_geom g;
+    int nt;
+    size_t smem;
+    if (!tsr__box_fast_plan(a, src->depth, src, dst, &g, &nt, &smem))
+        return tsr__fail(TSR_E_UNSUPPORTED, "%s: horizontal radius %d is too large for one block", what, a.rx);
+    int fit32 = tsr__box_sums_fit_32(a, src->depth);
+    if (src->depth == TSR_U8) {
+        if (!fit32) return tsr__box_fast_by_cn<uint8_t, unsigned long long, -1>(a, g, nt, smem, st, what);
+        return a.mean.mode == 0 ? tsr__box_fast_by_cn<uint8_t, uint32_t, 0>(a, g, nt, smem, st, what)
+                                : tsr__box_fast_by_cn<uint8_t, uint32_t, 1>(a, g, nt, smem, st, what);
+    }
+    return fit32 ? tsr__box_fast_by_cn<uint16_t, uint32_t, 1>(a, g, nt, smem, st, what)
+                 : tsr__box_fast_by_cn<uint16_t, unsigned long long, -1>(a, g, nt, smem, st, what);
+}
+
+/* box/fast handles horizontal radii whose extended row fits one block (a few thousand). */
+static int tsr__box_fast_supports(const tsr_image *src, const void *params)
+{
+    tsr_image dummy = *src;
+    tsr__box_args a = tsr__box_args_box(src, &dummy, (const tsr_box_params *)params);
+    return tsr__box_fast_plan(a, src->depth, src, &dummy, NULL, NULL, NULL);
+}
+
+/* box/fast: the running-sum kernel (radius range checked by supports()). */
+static tsr_status tsr__box_fast(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
+{
+    tsr__box_args a = tsr__box_args_box(src, dst, (const tsr_box_params *)params);
+    return tsr__box_fast_run(a, src, dst, (cudaStream_t)ex->stream, "box/fast kernel");
+}
+
+/* threshold/fused handles blocks whose extended row fits one block (as box/fast). */
+static int tsr__threshold_fused_supports(const tsr_image *src, const void *params)
+{
+    tsr_image dummy = *src;
+    tsr__box_args a = tsr__box_args_threshold(src, &dummy, (const tsr_threshold_params *)params);
+    return tsr__box_fast_plan(a, TSR_U8, src, &dummy, NULL, NULL, NULL);
+}
+
+/* threshold/fused: the running-sum kernel with the comparison as its output step. */
+static tsr_status tsr__threshold_fused(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
+{
+    tsr__box_args a = tsr__box_args_threshold(src, dst, (const tsr_threshold_params *)params);
+    return tsr__box_fast_run(a, src, dst, (cudaStream_t)ex->stream, "threshold/fused kernel");
+}
+
+/* threshold/global: the plain window loop, for blocks too large for the other two. */
+static tsr_status tsr__threshold_global(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
+{
+    tsr__box_args a = tsr__box_args_threshold(src, dst, (const tsr_threshold_params *)params);
+    return tsr__box_global_launch(a, TSR_U8, (cudaStream_t)ex->stream);
+}
+
+extern "C" const tsr_variant tsr__box_cuda[] = {
+    {"global", TSR_BACKEND_CUDA, "one thread per pixel loops over the window in global memory, any radius (slow)",
+     tsr__box_global, NULL, 0, 0},
+    {"unrolled3x3", TSR_BACKEND_CUDA, "radius 1 only: nine taps unrolled per pixel", tsr__box_3x3,
+     tsr__box_3x3_supports, 0, 0},
+    {"shared", TSR_BACKEND_CUDA, "shared-memory tile with halo, separable sums in the tile; radii up to 16",
+     tsr__box_tile, tsr__box_tile_supports, 0, 0},
+    {"fast", TSR_BACKEND_CUDA,
+     "running column sums in registers plus a block-wide prefix scan per row: cost independent of the radius",
+     tsr__box_fast, tsr__box_fast_supports, 1, 0},
+    TSR_CUDA_END};
+
+extern "C" const tsr_variant tsr__threshold_cuda[] = {
+    {"shared-tile", TSR_BACKEND_CUDA, "seeds/003: dynamic shared tile with a clamped halo; blocks up to 33",
+     tsr__threshold_tile, tsr__threshold_tile_supports, 0, 0},
+    {"fused", TSR_BACKEND_CUDA, "the fast box kernel's sums with the comparison fused into its output pass",
+     tsr__threshold_fused, tsr__threshold_fused_supports, 1, 0},
+    {"global", TSR_BACKEND_CUDA, "window loop in global memory, any block size (slow; fallback for huge blocks)",
+     tsr__threshold_global, NULL, 0, 0},
+    TSR_CUDA_END};

@@ -1,0 +1,78 @@
+/* Device-side helpers shared by the CUDA variants: border mapping, image addressing, launch
+ * geometry. Everything here is header-only so each .cu stays self-contained. */
+#ifndef TSR_KERNELS_COMMON_CUH
+#define TSR_KERNELS_COMMON_CUH
+
+#include "cuda_common.cuh"
+#include <stdint.h>
+
+/* OpenCV's borderInterpolate in closed form (equal to tsr__border_index for every p and len):
+ * reflect modes are periodic, so one modulo replaces the folding loop. -1 means "outside" for
+ * TSR_BORDER_CONSTANT. */
+__host__ __device__ static inline int tsr__cu_border_index(int p, int len, int border)
+{
+    if ((unsigned)p < (unsigned)len) return p;
+    if (border == TSR_BORDER_CONSTANT) return -1;
+    if (border == TSR_BORDER_REPLICATE || len == 1) return p < 0 ? 0 : len - 1;
+    /* One reflection covers everything within one image length of the edges (every window
+     * of a radius below the image size): 32-bit arithmetic, no modulo. */
+    if (p >= -len + 1 && (long long)p < 2LL * len - 1) {
+        int delta = border == TSR_BORDER_REFLECT101;
+        int q = p < 0 ? -p - 1 + delta : (int)(2LL * len - 1 - p - delta);
+        if ((unsigned)q < (unsigned)len) return q;
+    }
+    if (border == TSR_BORDER_REFLECT101) {
+        long long period = 2LL * (len - 1);
+        long long m = ((long long)p % period + period) % period;
+        return (int)(m < len ? m : period - m);
+    } else { /* TSR_BORDER_REFLECT */
+        long long period = 2LL * len;
+        long long m = ((long long)p % period + period) % period;
+        return (int)(m < len ? m : period - 1 - m);
+    }
+}
+
+/* Pointer to row y of a pitched image (device or host address, no dereference). */
+template <class T>
+__host__ __device__ static inline T *tsr__cu_row(void *base, size_t stride, long long y)
+{
+    return (T *)((unsigned char *)base + (size_t)y * stride);
+}
+template <class T>
+__host__ __device__ static inline const T *tsr__cu_row(const void *base, size_t stride, long long y)
+{
+    return (const T *)((const unsigned char *)base + (size_t)y * stride);
+}
+
+/* Whether a pointer and a stride are both multiples of 'align' bytes. */
+static inline int tsr__cu_aligned(const void *p, size_t stride, size_t align)
+{
+    return ((uintptr_t)p % align) == 0 && stride % align == 0;
+}
+
+/* The largest grid y dimension; kernels loop over rows beyond it (heights up to 2^30). */
+enum { TSR_CU_MAX_GRID_Y = 65535 };
+
+static inline unsigned tsr__cu_grid_rows(int height)
+{
+    return (unsigned)(height < TSR_CU_MAX_GRID_Y ? height : TSR_CU_MAX_GRID_Y);
+}
+
+/* Number of multiprocessors of the current device (cached; 1 if unknown). */
+static inline int tsr__cu_sm_count(void)
+{
+    static int sms = 0;
+    if (!sms) {
+        int dev = 0, n = 0;
+        if (cudaGetDevice(&dev) == cudaSuccess &&
+            cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess && n > 0)
+            sms = n;
+        else {
+            cudaGetLastError();
+            sms = 1;
+        }
+    }
+    return sms;
+}
+
+#endif

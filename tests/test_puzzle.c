@@ -1,0 +1,590 @@
+/* Jigsaw solver: JSON round trip and malformed JSON, scoring on hand-made placements,
+ * scramble/render, exact search (CPU vs GPU), greedy solving of synthetic and real photos,
+ * bad inputs. Photos are read from TSR_PUZZLE_IMAGES (default /work/shared/images; the tests
+ * that need them skip without them); TSR_PUZZLE_BENCH=1 also runs the benchmark table. */
+#include "test.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static tsr_exec pz_cpu = {TSR_BACKEND_CPU, NULL, NULL, 0};
+static tsr_exec pz_gpu = {TSR_BACKEND_CUDA, NULL, NULL, 0};
+
+/* A smooth colour image with texture (deterministic), w x h, 3 channels. */
+static tsr_image pz_synthetic(int w, int h, unsigned seed)
+{
+    tsr_image img;
+    if (tsr_image_create(&img, w, h, 3, TSR_U8, TSR_HOST)) return (tsr_image){0};
+    for (int y = 0; y < h; y++) {
+        unsigned char *row = (unsigned char *)img.data + (size_t)y * img.stride;
+        for (int x = 0; x < w; x++) {
+            double a = sin(x / 13.0 + seed) * cos(y / 17.0), b = sin((x + 2 * y) / 23.0 + seed * 0.3);
+            double c = cos((x - y) / 19.0) * sin(y / 7.0 + seed);
+            row[3 * x] = (unsigned char)(128 + 70 * a + 30 * c);
+            row[3 * x + 1] = (unsigned char)(128 + 80 * b);
+            row[3 * x + 2] = (unsigned char)(128 + 50 * c + 40 * a * b);
+        }
+    }
+    return img;
+}
+
+static int pz_same_image(const tsr_image *a, const tsr_image *b)
+{
+    if (a->width != b->width || a->height != b->height || a->channels != b->channels) return 0;
+    for (int y = 0; y < a->height; y++)
+        if (memcmp((char *)a->data + (size_t)y * a->stride, (char *)b->data + (size_t)y * b->stride,
+                   (size_t)a->width * a->channels))
+            return 0;
+    return 1;
+}
+
+/* The benchmark's preparation: enlarge by pixel replication (bilinear with
+ * TSR_PUZZLE_BENCH_SMOOTH=1) when smaller than W x H, crop the centre to W:H, then area-resize
+ * (tsr_resize) to W x H. */
+static int pz_prepare(const tsr_image *in, int W, int H, tsr_image *out)
+{
+    int f = 1, cw, ch;
+    tsr_image big = {0}, crop;
+    tsr_resize_params rp = {W, H};
+    while (in->width * f < W || in->height * f < H) f++;
+    if (tsr_image_create(&big, in->width * f, in->height * f, 3, TSR_U8, TSR_HOST)) return -1;
+    for (int y = 0; y < big.height; y++)
+        for (int x = 0; x < big.width; x++) {
+            unsigned char *d = (unsigned char *)big.data + (size_t)y * big.stride + 3 * x;
+            if (f > 1 && getenv("TSR_PUZZLE_BENCH_SMOOTH")) {   /* bilinear enlargement */
+                double sy = (y + 0.5) / f - 0.5, sx = (x + 0.5) / f - 0.5, fy, fx;
+                int y0, x0, y1, x1;
+                sy = sy < 0 ? 0 : sy, sx = sx < 0 ? 0 : sx;
+                y0 = (int)sy, x0 = (int)sx, fy = sy - y0, fx = sx - x0;
+                y1 = y0 + 1 < in->height ? y0 + 1 : y0, x1 = x0 + 1 < in->width ? x0 + 1 : x0;
+                for (int c = 0; c < 3; c++) {
+#define PZ_PX(yy, xx) ((const unsigned char *)in->data)[(size_t)(yy) * in->stride + 3 * (xx) + c]
+                    double v = (1 - fy) * ((1 - fx) * PZ_PX(y0, x0) + fx * PZ_PX(y0, x1)) +
+                               fy * ((1 - fx) * PZ_PX(y1, x0) + fx * PZ_PX(y1, x1));
+#undef PZ_PX
+                    d[c] = (unsigned char)(v + 0.5);
+                }
+            } else {
+                memcpy(d, (char *)in->data + (size_t)(y / f) * in->stride + 3 * (x / f), 3);
+            }
+        }
+    cw = big.width, ch = big.height;
+    if ((long long)cw * H > (long long)ch * W) cw = (int)((long long)ch * W / H);
+    else ch = (int)((long long)cw * H / W);
+    if (tsr_image_wrap(&crop, cw, ch, 3, TSR_U8,
+                       (char *)big.data + (size_t)((big.height - ch) / 2) * big.stride + 3 * ((big.width - cw) / 2),
+                       big.stride, TSR_HOST) ||
+        tsr_resize(&crop, out, &rp, &pz_cpu)) {
+        tsr_image_free(&big);
+        return -1;
+    }
+    tsr_image_free(&big);
+    return 0;
+}
+
+TEST(test_puzzle_json_round_trip)
+{
+    tsr_puzzle_placement p, q;
+    char *js = NULL;
+    CHECK_OK(tsr_puzzle_placement_init(&p, 3, 5, 28, 1));
+    for (int i = 14; i > 0; i--) {
+        int j = (int)(tsr_test_rand() % (unsigned)(i + 1)), t = p.piece[i];
+        p.piece[i] = p.piece[j];
+        p.piece[j] = t;
+        p.rotation[i] = (unsigned char)(tsr_test_rand() & 3);
+    }
+    p.cost = 1234.5;
+    p.exact = 1;
+    CHECK_OK(tsr_puzzle_to_json(&p, &js));
+    CHECK_OK(tsr_puzzle_from_json(js, strlen(js), &q));
+    CHECK_EQ(q.rows, 3);
+    CHECK_EQ(q.cols, 5);
+    CHECK_EQ(q.tile, 28);
+    CHECK_EQ(q.rotate, 1);
+    CHECK_EQ(q.exact, 1);
+    CHECK(fabs(q.cost - 1234.5) < 1e-9);
+    for (int i = 0; i < 15; i++) {
+        CHECK_EQ(q.piece[i], p.piece[i]);
+        CHECK_EQ(q.rotation[i], p.rotation[i]);
+    }
+    free(js);
+    tsr_puzzle_placement_free(&p);
+    tsr_puzzle_placement_free(&q);
+}
+
+TEST(test_puzzle_json_malformed)
+{
+    static const char *bad[] = {
+        "",
+        "{",
+        "{\"rows\": 1, \"cols\": 2, \"cells\": [[0, 0], [1, 0]]",            /* no closing brace */
+        "{\"rows\": 1, \"cols\": 2, \"cells\": [[0, 0], [1, 0],]}",          /* trailing comma */
+        "{\"rows\": 1, \"cols\": 2, \"cells\": [[0, 0], [0, 0]]}",           /* tile used twice */
+        "{\"rows\": 1, \"cols\": 2, \"cells\": [[0, 0]]}",                   /* too few cells */
+        "{\"rows\": 1, \"cols\": 2, \"cells\": [[0, 0], [1, 4]]}",           /* rotation out of range */
+        "{\"rows\": 1, \"cols\": 2, \"cells\": [[0, 0], [1, 1]]}",           /* rotation without rotate */
+        "{\"rows\": 1.5, \"cols\": 2, \"cells\": [[0, 0], [1, 0]]}",         /* not an integer */
+        "{\"rows\": 1, \"cols\": 2, \"cells\": [[0, 0], [1, 0]]} x",         /* trailing text */
+        "{\"rows\": 1, \"cols\": 2}",                                        /* no cells */
+        "{\"rows\": 1, \"cols\": 2, \"cells\": [[0, 0], [1, 0]], \"x\": [1,}",/* bad skipped value */
+        "{\"format\": \"other\", \"rows\": 1, \"cols\": 1, \"cells\": [[0, 0]]}",
+        "{\"rows\": 01, \"cols\": 1, \"cells\": [[0, 0]]}",                  /* leading zero */
+        "{'rows': 1}",
+        "[1, 2]",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        tsr_puzzle_placement p;
+        tsr_status s = tsr_puzzle_from_json(bad[i], strlen(bad[i]), &p);
+        CHECK_MSG(s == TSR_E_FORMAT, "case %zu: status %d", i, (int)s);
+        CHECK_MSG(strstr(tsr_last_error(), "puzzle JSON") != NULL, "case %zu: %s", i, tsr_last_error());
+        if (s == TSR_OK) tsr_puzzle_placement_free(&p);
+    }
+    {   /* the message names the line and column of the error */
+        const char *t = "{\n  \"rows\": 1,\n  \"cols\": ?\n}";
+        tsr_puzzle_placement p;
+        CHECK_EQ(tsr_puzzle_from_json(t, strlen(t), &p), TSR_E_FORMAT);
+        CHECK_MSG(strstr(tsr_last_error(), "line 3, column 11") != NULL, "%s", tsr_last_error());
+    }
+    {   /* unknown keys and extra whitespace are fine */
+        const char *t = " {\"note\": {\"a\": [true, null, \"x\\n\"]}, \"rows\": 1, \"cols\": 2, \"rotate\": true,"
+                        " \"cells\": [[1, 3], [0, 2]]} \n";
+        tsr_puzzle_placement p;
+        CHECK_OK(tsr_puzzle_from_json(t, strlen(t), &p));
+        CHECK_EQ(p.piece[0], 1);
+        CHECK_EQ(p.rotation[1], 2);
+        tsr_puzzle_placement_free(&p);
+    }
+}
+
+/* Hand-made placements on a 2x3 grid against the identity truth. */
+TEST(test_puzzle_score_hand_made)
+{
+    tsr_puzzle_placement t, s;
+    tsr_puzzle_scores r;
+    CHECK_OK(tsr_puzzle_placement_init(&t, 2, 3, 8, 0));
+    CHECK_OK(tsr_puzzle_placement_init(&s, 2, 3, 8, 0));
+    CHECK_OK(tsr_puzzle_score(&s, &t, &r));
+    CHECK(r.direct == 1 && r.neighbor == 1 && r.direct_shifted == 1);
+    /* Columns rotated left: 1 2 0 / 4 5 3. No cell right; sides: the pairs 0-1 and 3-4 (both
+     * directions, 4 sides) and 1-4, 2-5, 0-3 vertical (6 sides) hold; borders: top of 0,1,2 and
+     * bottom of 3,4,5 hold (6), left of 1 / right of 0 etc. do not. */
+    {
+        int perm[6] = {1, 2, 0, 4, 5, 3};
+        memcpy(s.piece, perm, sizeof perm);
+    }
+    CHECK_OK(tsr_puzzle_score(&s, &t, &r));
+    CHECK(r.direct == 0);
+    /* Sides that match: 0R,1L,1R,2L? no: 1R is 2 in both (1 2 adjacent) yes; 3R,4L,4R,5L; all 6
+     * vertical sides of columns; top/bottom borders 6; left of 0? truth border, solution 2: no. */
+    CHECK_MSG(fabs(r.neighbor - 16.0 / 24) < 1e-12, "neighbor %g", r.neighbor);
+    CHECK_MSG(fabs(r.direct_shifted - 4.0 / 6) < 1e-12, "shifted %g", r.direct_shifted);
+    CHECK_EQ(r.shift_cols, -1);
+    CHECK_EQ(r.shift_rows, 0);
+    /* Same tiles, one turned: direct counts rotation too. */
+    t.rotate = s.rotate = 1;
+    memcpy(s.piece, t.piece, sizeof(int) * 6);
+    s.rotation[4] = 2;
+    CHECK_OK(tsr_puzzle_score(&s, &t, &r));
+    CHECK(fabs(r.direct - 5.0 / 6) < 1e-12);
+    CHECK_MSG(fabs(r.neighbor - 17.0 / 24) < 1e-12, "neighbor %g", r.neighbor);   /* 4 sides of tile 4, 3 facing it */
+    /* The whole solution turned 180 degrees (cells reversed, each tile turned twice): neighbor
+     * accuracy is unchanged, direct after the best turn is 1. */
+    for (int i = 0; i < 6; i++) {
+        s.piece[i] = 5 - i;
+        s.rotation[i] = 2;
+    }
+    CHECK_OK(tsr_puzzle_score(&s, &t, &r));
+    CHECK(r.direct == 0);
+    CHECK_MSG(r.neighbor == 1, "neighbor %g", r.neighbor);
+    CHECK(r.direct_shifted == 1 && r.shift_turns == 2);
+    /* Mismatched grids are refused. */
+    tsr_puzzle_placement_free(&s);
+    CHECK_OK(tsr_puzzle_placement_init(&s, 3, 2, 8, 0));
+    CHECK_EQ(tsr_puzzle_score(&s, &t, &r), TSR_E_SIZE);
+    tsr_puzzle_placement_free(&s);
+    tsr_puzzle_placement_free(&t);
+}
+
+TEST(test_puzzle_scramble_render_round_trip)
+{
+    tsr_image img = pz_synthetic(7 * 12, 5 * 12, 3), scr = {0}, back = {0};
+    tsr_puzzle_placement t;
+    int moved = 0;
+    CHECK_OK(tsr_puzzle_scramble(&img, &scr, 5, 7, 1, 42, &t));
+    CHECK_OK(tsr_puzzle_placement_check(&t));
+    for (int i = 0; i < 35; i++) moved += t.piece[i] != i || t.rotation[i];
+    CHECK(moved > 20);
+    CHECK(!pz_same_image(&img, &scr));
+    CHECK_OK(tsr_puzzle_render(&scr, &t, &back));
+    CHECK(pz_same_image(&img, &back));
+    tsr_image_free(&scr);
+    tsr_image_free(&back);
+    tsr_puzzle_placement_free(&t);
+    tsr_image_free(&img);
+}
+
+/* Solve a scramble of img and return the scores. */
+static tsr_puzzle_scores pz_solve_score(const tsr_image *img, int rows, int cols, int rotate, int method,
+                                        const tsr_exec *ex, uint64_t seed, tsr_puzzle_placement *sol_out)
+{
+    tsr_image scr = {0};
+    tsr_puzzle_placement t = {0}, sol = {0};
+    tsr_puzzle_options o = {rows, cols, rotate, method, 0, NULL, NULL};
+    tsr_puzzle_scores r = {-1, -1, -1, 0, 0, 0};
+    CHECK_OK(tsr_puzzle_scramble(img, &scr, rows, cols, rotate, seed, &t));
+    CHECK_OK(tsr_puzzle_solve(&scr, &o, &sol, ex));
+    if (sol.piece) CHECK_OK(tsr_puzzle_score(&sol, &t, &r));
+    if (sol_out) *sol_out = sol;
+    else tsr_puzzle_placement_free(&sol);
+    tsr_puzzle_placement_free(&t);
+    tsr_image_free(&scr);
+    return r;
+}
+
+TEST(test_puzzle_exact_cpu_solves_synthetic)
+{
+    tsr_image img = pz_synthetic(3 * 16, 3 * 16, 1), img2 = pz_synthetic(3 * 16, 2 * 16, 5);
+    tsr_puzzle_placement sol;
+    tsr_puzzle_scores r = pz_solve_score(&img, 3, 3, 0, TSR_PUZZLE_EXACT, &pz_cpu, 7, &sol);
+    CHECK_MSG(r.direct == 1, "3x3 direct %g", r.direct);
+    CHECK_EQ(sol.exact, 1);
+    CHECK_EQ(strcmp(tsr_puzzle_last_variant(), "enum"), 0);
+    tsr_puzzle_placement_free(&sol);
+    /* With rotation (2x3: 720 x 4^6 placements); a 180-degree turn of the whole is as good. */
+    r = pz_solve_score(&img2, 2, 3, 1, TSR_PUZZLE_EXACT, &pz_cpu, 9, NULL);
+    CHECK_MSG(r.neighbor == 1 && r.direct_shifted == 1, "2x3 rotate neighbor %g shifted %g", r.neighbor,
+              r.direct_shifted);
+    tsr_image_free(&img);
+    tsr_image_free(&img2);
+}
+
+/* Every grid of 2..9 pieces: the CUDA exact search returns exactly the CPU's answer. */
+TEST(test_puzzle_exact_cpu_gpu_same)
+{
+    if (!tsr_cuda_available()) SKIP("no CUDA device");
+    for (int rows = 1; rows <= 9; rows++)
+        for (int cols = 1; rows * cols <= 9; cols++) {
+            int n = rows * cols;
+            tsr_image img;
+            if (n < 2) continue;
+            img = pz_synthetic(cols * 10, rows * 10, (unsigned)n);
+            for (int rotate = 0; rotate <= (n <= 5); rotate++) {
+                tsr_image scr = {0};
+                tsr_puzzle_placement t, a = {0}, b = {0};
+                tsr_puzzle_options o = {rows, cols, rotate, TSR_PUZZLE_EXACT, 0, NULL, NULL};
+                CHECK_OK(tsr_puzzle_scramble(&img, &scr, rows, cols, rotate, 11, &t));
+                CHECK_OK(tsr_puzzle_solve(&scr, &o, &a, &pz_cpu));
+                CHECK_OK(tsr_puzzle_solve(&scr, &o, &b, &pz_gpu));
+                CHECK_EQ(strcmp(tsr_puzzle_last_variant(), "enum-cuda"), 0);
+                if (a.piece && b.piece) {
+                    CHECK_MSG(a.cost == b.cost, "%dx%d rot %d: cost %.17g vs %.17g", rows, cols, rotate, a.cost, b.cost);
+                    for (int i = 0; i < n; i++) {
+                        CHECK_EQ(a.piece[i], b.piece[i]);
+                        CHECK_EQ(a.rotation[i], b.rotation[i]);
+                    }
+                }
+                tsr_puzzle_placement_free(&a);
+                tsr_puzzle_placement_free(&b);
+                tsr_puzzle_placement_free(&t);
+                tsr_image_free(&scr);
+            }
+            tsr_image_free(&img);
+        }
+}
+
+TEST(test_puzzle_greedy_synthetic)
+{
+    tsr_image img = pz_synthetic(16 * 14, 12 * 14, 2);
+    tsr_puzzle_scores r = pz_solve_score(&img, 12, 16, 0, TSR_PUZZLE_GREEDY, NULL, 5, NULL);
+    CHECK_MSG(r.neighbor >= 0.95 && r.direct_shifted >= 0.9, "neighbor %g shifted %g", r.neighbor,
+              r.direct_shifted);
+    r = pz_solve_score(&img, 12, 16, 1, TSR_PUZZLE_GREEDY, NULL, 6, NULL);
+    CHECK_MSG(r.neighbor >= 0.9, "rotate: neighbor %g", r.neighbor);
+    tsr_image_free(&img);
+}
+
+/* The neighbour lists from the GPU match the CPU's: same best neighbour nearly everywhere. */
+TEST(test_puzzle_compat_cpu_gpu_agree)
+{
+    tsr_image img = pz_synthetic(20 * 12, 15 * 12, 4), scr = {0};
+    tsr_puzzle_placement t, a = {0}, b = {0};
+    tsr_puzzle_options o = {15, 20, 0, TSR_PUZZLE_GREEDY, 0, NULL, NULL};
+    int same = 0;
+    if (!tsr_cuda_available()) SKIP("no CUDA device");
+    CHECK_OK(tsr_puzzle_scramble(&img, &scr, 15, 20, 0, 3, &t));
+    CHECK_OK(tsr_puzzle_solve(&scr, &o, &a, &pz_cpu));
+    CHECK_OK(tsr_puzzle_solve(&scr, &o, &b, &pz_gpu));
+    CHECK_EQ(strcmp(tsr_puzzle_last_variant(), "mgc-gemm"), 0);
+    if (a.piece && b.piece)
+        for (int i = 0; i < 300; i++) same += a.piece[i] == b.piece[i];
+    CHECK_MSG(same >= 290, "only %d of 300 cells agree", same);
+    CHECK(fabs(a.cost - b.cost) <= 1e-3 * fabs(a.cost) + 1);
+    tsr_puzzle_placement_free(&a);
+    tsr_puzzle_placement_free(&b);
+    tsr_puzzle_placement_free(&t);
+    tsr_image_free(&scr);
+    tsr_image_free(&img);
+}
+
+TEST(test_puzzle_bad_inputs)
+{
+    tsr_image img = pz_synthetic(50, 40, 1), out = {0}, blank;
+    tsr_puzzle_placement t = {0}, sol = {0};
+    tsr_puzzle_options o = {4, 5, 0, TSR_PUZZLE_AUTO, 0, NULL, NULL};
+    tsr_exec unknown = {TSR_BACKEND_CPU, "no-such-variant", NULL, 0};
+    /* 50x40 is not a 3x3 grid of square tiles */
+    CHECK_EQ(tsr_puzzle_scramble(&img, &out, 3, 3, 0, 1, &t), TSR_E_SIZE);
+    CHECK(out.data == NULL && t.piece == NULL);
+    o.rows = 3, o.cols = 3;
+    CHECK_EQ(tsr_puzzle_solve(&img, &o, &sol, &pz_cpu), TSR_E_SIZE);
+    CHECK(strstr(tsr_last_error(), "square tiles") != NULL);
+    o.rows = 0;
+    CHECK_EQ(tsr_puzzle_solve(&img, &o, &sol, &pz_cpu), TSR_E_ARG);
+    /* tiles of 2 pixels are too small to judge */
+    o.rows = 20, o.cols = 25;
+    CHECK_EQ(tsr_puzzle_solve(&img, &o, &sol, &pz_cpu), TSR_E_ARG);
+    o.rows = 4, o.cols = 5;
+    CHECK_EQ(tsr_puzzle_solve(&img, &o, &sol, &unknown), TSR_E_ARG);
+    o.method = 7;
+    CHECK_EQ(tsr_puzzle_solve(&img, &o, &sol, &pz_cpu), TSR_E_ARG);
+    /* exact search of 20 pieces with unknown rotation (20! x 4^20) is refused, not attempted */
+    o.method = TSR_PUZZLE_EXACT;
+    o.rotate = 1;
+    CHECK_EQ(tsr_puzzle_solve(&img, &o, &sol, &pz_cpu), TSR_E_UNSUPPORTED);
+    CHECK(sol.piece == NULL);
+    o.rotate = 0;
+    /* 1x1: the one tile */
+    o.rows = o.cols = 1;
+    o.method = TSR_PUZZLE_AUTO;
+    {
+        tsr_image sq;
+        CHECK_OK(tsr_image_wrap(&sq, 40, 40, 3, TSR_U8, img.data, img.stride, TSR_HOST));
+        CHECK_OK(tsr_puzzle_solve(&sq, &o, &sol, &pz_cpu));
+        CHECK(sol.piece && sol.piece[0] == 0 && sol.rotation[0] == 0);
+        tsr_puzzle_placement_free(&sol);
+    }
+    /* a blank image (every tile identical): any permutation, valid and no crash, both methods */
+    CHECK_OK(tsr_image_create(&blank, 10 * 8, 6 * 8, 1, TSR_U8, TSR_HOST));
+    for (int y = 0; y < blank.height; y++) memset((char *)blank.data + (size_t)y * blank.stride, 77, blank.width);
+    for (int rot = 0; rot <= 1; rot++) {
+        o.rows = 6, o.cols = 10, o.rotate = rot, o.method = TSR_PUZZLE_GREEDY;
+        CHECK_OK(tsr_puzzle_solve(&blank, &o, &sol, &pz_cpu));
+        CHECK_OK(tsr_puzzle_placement_check(&sol));
+        tsr_puzzle_placement_free(&sol);
+    }
+    {
+        tsr_image small;
+        CHECK_OK(tsr_image_wrap(&small, 24, 24, 1, TSR_U8, blank.data, blank.stride, TSR_HOST));
+        o.rows = o.cols = 3, o.rotate = 0, o.method = TSR_PUZZLE_AUTO;
+        CHECK_OK(tsr_puzzle_solve(&small, &o, &sol, &pz_cpu));
+        for (int i = 0; i < 9; i++) CHECK_EQ(sol.piece[i], i);   /* all ties: the lowest index */
+        tsr_puzzle_placement_free(&sol);
+    }
+    tsr_image_free(&blank);
+    tsr_image_free(&img);
+}
+
+/* ---------------------------------------------------------------- photos */
+
+static const char *pz_photos[] = {"astronaut.png", "coffee.png",  "chelsea.png", "rocket.jpg",
+                                  "hubble_deep_field.jpg", "retina.jpg", "camera.png"};
+#define PZ_NPHOTOS ((int)(sizeof pz_photos / sizeof pz_photos[0]))
+
+/* Load photo i prepared to W x H, or return -1. */
+static int pz_photo(int i, int W, int H, tsr_image *out)
+{
+    const char *dir = getenv("TSR_PUZZLE_IMAGES");
+    char path[1024];
+    tsr_image raw, rgb = {0};
+    int rc;
+    snprintf(path, sizeof path, "%s/%s", dir ? dir : "/work/shared/images", pz_photos[i]);
+    if (tsr_read(path, &raw)) return -1;
+    if (raw.channels != 3 || raw.depth != TSR_U8) {   /* gray photos as RGB, for one preparation path */
+        if (raw.depth != TSR_U8 || tsr_image_create(&rgb, raw.width, raw.height, 3, TSR_U8, TSR_HOST)) {
+            tsr_image_free(&raw);
+            return -1;
+        }
+        for (int y = 0; y < raw.height; y++)
+            for (int x = 0; x < raw.width; x++)
+                for (int c = 0; c < 3; c++)
+                    ((unsigned char *)rgb.data)[(size_t)y * rgb.stride + 3 * x + c] =
+                        ((unsigned char *)raw.data)[(size_t)y * raw.stride + (size_t)x * raw.channels +
+                                                    (raw.channels >= 3 ? c : 0)];
+        tsr_image_free(&raw);
+        raw = rgb;
+    }
+    *out = (tsr_image){0};
+    rc = pz_prepare(&raw, W, H, out);
+    tsr_image_free(&raw);
+    return rc;
+}
+
+/* 432-piece puzzles of real photos (24x18 tiles of 28 pixels), known orientation. */
+TEST(test_puzzle_photos_recovered)
+{
+    double nb = 0, sh = 0;
+    int got = 0;
+    for (int i = 0; i < PZ_NPHOTOS; i++) {
+        tsr_image img;
+        tsr_puzzle_scores r;
+        if (pz_photo(i, 672, 504, &img)) continue;
+        r = pz_solve_score(&img, 18, 24, 0, TSR_PUZZLE_GREEDY, NULL, 100 + (uint64_t)i, NULL);
+        /* textured photos; camera has a flat sky; the deep field is mostly black, near-identical tiles */
+        CHECK_MSG(r.neighbor >= (i == 4 ? 0.15 : i == 6 ? 0.8 : 0.9), "%s: neighbor %g", pz_photos[i], r.neighbor);
+        nb += r.neighbor;
+        sh += r.direct_shifted;
+        got++;
+        tsr_image_free(&img);
+    }
+    if (!got) SKIP("no photos (set TSR_PUZZLE_IMAGES to the folder of the shared images)");
+    CHECK_MSG(nb / got >= 0.8 && sh / got >= 0.75, "mean neighbor %g, shifted %g", nb / got, sh / got);
+}
+
+static double pz_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* The benchmark table of docs/puzzle.md (TSR_PUZZLE_BENCH=1; TSR_PUZZLE_BENCH_BIG=1 adds the
+ * 10,000 and 20,000 piece runs, =2 also 10,000 with rotation). Prints markdown rows on stdout. */
+TEST(test_puzzle_bench)
+{
+    const char *big = getenv("TSR_PUZZLE_BENCH_BIG");
+    tsr_exec *ex = tsr_cuda_available() ? &pz_gpu : &pz_cpu;
+    if (!getenv("TSR_PUZZLE_BENCH")) SKIP("benchmark (set TSR_PUZZLE_BENCH=1)");
+    printf("\nbackend: %s, %d CPU threads\n", ex == &pz_gpu ? tsr_cuda_device_name() : "cpu", tsr_threads());
+    printf("| image | pieces | rotate | direct | direct after shift | neighbor | solve s |\n");
+    printf("|---|---|---|---|---|---|---|\n");
+    for (int rot = 0; rot <= 1; rot++) {
+        double sd = 0, ss = 0, sn = 0, st = 0;
+        int got = 0;
+        for (int i = 0; i < PZ_NPHOTOS; i++) {
+            tsr_image img, scr = {0};
+            tsr_puzzle_placement t, sol = {0};
+            tsr_puzzle_options o = {18, 24, rot, TSR_PUZZLE_GREEDY, 0, NULL, NULL};
+            tsr_puzzle_scores r = {0, 0, 0, 0, 0, 0};
+            double t0, t1;
+            if (pz_photo(i, 672, 504, &img)) continue;
+            CHECK_OK(tsr_puzzle_scramble(&img, &scr, 18, 24, rot, 1000 + (uint64_t)i, &t));
+            t0 = pz_now();
+            CHECK_OK(tsr_puzzle_solve(&scr, &o, &sol, ex));
+            t1 = pz_now();
+            if (sol.piece) CHECK_OK(tsr_puzzle_score(&sol, &t, &r));
+            printf("| %s | 432 | %s | %.1f%% | %.1f%% | %.1f%% | %.3f |\n", pz_photos[i], rot ? "yes" : "no",
+                   100 * r.direct, 100 * r.direct_shifted, 100 * r.neighbor, t1 - t0);
+            fflush(stdout);
+            sd += r.direct, ss += r.direct_shifted, sn += r.neighbor, st += t1 - t0;
+            got++;
+            tsr_puzzle_placement_free(&sol);
+            tsr_puzzle_placement_free(&t);
+            tsr_image_free(&scr);
+            tsr_image_free(&img);
+        }
+        if (got)
+            printf("| **mean** | 432 | %s | %.1f%% | %.1f%% | %.1f%% | %.3f |\n", rot ? "yes" : "no", 100 * sd / got,
+                   100 * ss / got, 100 * sn / got, st / got);
+    }
+    if (big) {
+        /* retina enlarged: 100x100 = 10,000 and 100x200 = 20,000 pieces of 28 pixels */
+        static const int grid[][3] = {{100, 100, 0}, {100, 200, 0}, {100, 100, 1}};
+        for (int g = 0; g < (atoi(big) >= 2 ? 3 : 2); g++) {
+            tsr_image img, scr = {0};
+            tsr_puzzle_placement t, sol = {0};
+            tsr_puzzle_options o = {grid[g][0], grid[g][1], grid[g][2], TSR_PUZZLE_GREEDY, 0, NULL, NULL};
+            tsr_puzzle_scores r = {0, 0, 0, 0, 0, 0};
+            double t0, t1;
+            if (pz_photo(5, grid[g][1] * 28, grid[g][0] * 28, &img)) continue;
+            CHECK_OK(tsr_puzzle_scramble(&img, &scr, grid[g][0], grid[g][1], grid[g][2], 77, &t));
+            if (getenv("TSR_PUZZLE_BENCH_SAVE")) {   /* for timing the command line on it */
+                char path[1024];
+                snprintf(path, sizeof path, "%s/big_%d.png", getenv("TSR_PUZZLE_BENCH_SAVE"), g);
+                CHECK_OK(tsr_write(path, &scr, 0));
+            }
+            t0 = pz_now();
+            CHECK_OK(tsr_puzzle_solve(&scr, &o, &sol, ex));
+            t1 = pz_now();
+            if (sol.piece) CHECK_OK(tsr_puzzle_score(&sol, &t, &r));
+            printf("| retina (enlarged) | %d | %s | %.1f%% | %.1f%% | %.1f%% | %.3f |\n", grid[g][0] * grid[g][1],
+                   grid[g][2] ? "yes" : "no",
+                   100 * r.direct, 100 * r.direct_shifted, 100 * r.neighbor, t1 - t0);
+            fflush(stdout);
+            tsr_puzzle_placement_free(&sol);
+            tsr_puzzle_placement_free(&t);
+            tsr_image_free(&scr);
+            tsr_image_free(&img);
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- branch and bound */
+
+#include "../src/cpu/puzzle_core.h"
+
+/* On random dense costs the branch and bound returns exactly the enumeration's answer (same
+ * placement, same cost, same tie rule), with or without a starting bound. */
+TEST(test_puzzle_bnb_matches_enumeration)
+{
+    for (int shape = 0; shape < 4; shape++) {
+        static const int g[4][2] = {{3, 3}, {2, 4}, {1, 7}, {2, 3}};
+        int rows = g[shape][0], cols = g[shape][1], n = rows * cols, o[16], oe[9];
+        double dr[81], dd[81], cost = 0, ecost = 0;
+        uint64_t count = 1, idx = 0;
+        for (int i = 0; i < n * n; i++) {   /* coarse values: ties happen */
+            dr[i] = (double)(tsr_test_rand() % 20);
+            dd[i] = (double)(tsr_test_rand() % 20);
+        }
+        for (int i = 2; i <= n; i++) count *= (uint64_t)i;
+        CHECK_OK(tsr__pz_exact_cpu(dr, dd, rows, cols, 0, count, &idx, &ecost, &pz_cpu));
+        tsr__pz_decode(idx, n, 0, count, oe);
+        for (int upper = 0; upper <= 1; upper++) {
+            int ident[9];
+            for (int i = 0; i < n; i++) ident[i] = i;
+            CHECK(tsr__pz_bnb(dr, dd, rows, cols, upper ? tsr__pz_cost(ident, rows, cols, n, dr, dd) : -1, 100000000,
+                              o, &cost));
+            CHECK_MSG(cost == ecost, "%dx%d: %g vs %g", rows, cols, cost, ecost);
+            for (int i = 0; i < n; i++) CHECK_EQ(o[i], oe[i]);
+        }
+    }
+}
+
+/* 12 and 16 pieces of a photo: solved and proven optimal by the branch and bound. */
+TEST(test_puzzle_bnb_photo)
+{
+    tsr_image img, sub;
+    int got = 0;
+    for (int i = 0; i < PZ_NPHOTOS && !got; i++) {
+        if (pz_photo(i, 672, 504, &img)) continue;
+        got = 1;
+        for (int k = 0; k < 2; k++) {
+            int rows = k ? 5 : 3, cols = k ? 6 : 4;
+            tsr_puzzle_placement sol;
+            tsr_puzzle_scores r;
+            CHECK_OK(tsr_image_wrap(&sub, cols * 28, rows * 28, 3, TSR_U8,
+                                    (char *)img.data + (size_t)200 * img.stride + 3 * 300, img.stride, TSR_HOST));
+            r = pz_solve_score(&sub, rows, cols, 0, TSR_PUZZLE_AUTO, &pz_cpu, 21, &sol);
+            CHECK_EQ(sol.exact, 1);
+            CHECK_MSG(r.direct == 1, "%dx%d: direct %g", rows, cols, r.direct);
+            tsr_puzzle_placement_free(&sol);
+        }
+        tsr_image_free(&img);
+    }
+    if (!got) SKIP("no photos");
+}
+
+/* Identical tiles (every cost 0): the branch and bound settles on the identity at once. */
+TEST(test_puzzle_bnb_blank)
+{
+    tsr_image blank;
+    tsr_puzzle_placement sol;
+    tsr_puzzle_options o = {5, 6, 0, TSR_PUZZLE_EXACT, 0, NULL, NULL};
+    CHECK_OK(tsr_image_create(&blank, 6 * 8, 5 * 8, 3, TSR_U8, TSR_HOST));
+    for (int y = 0; y < blank.height; y++) memset((char *)blank.data + (size_t)y * blank.stride, 200, 6 * 8 * 3);
+    CHECK_OK(tsr_puzzle_solve(&blank, &o, &sol, &pz_cpu));
+    CHECK_EQ(sol.exact, 1);
+    for (int i = 0; i < 30; i++) CHECK_EQ(sol.piece[i], i);
+    tsr_puzzle_placement_free(&sol);
+    tsr_image_free(&blank);
+}

@@ -107,7 +107,8 @@ $(BUILD)/tessera: $(CLI_SRC:%.c=$(BUILD)/obj/%.o) $(VIEW_OBJ) $(BUILD)/libtesser
 
 # args.o: tests/test_fuzz_regressions.c replays the CLI option parser's fuzz inputs, through the
 # fuzz targets' sources, which it includes.
-$(BUILD)/obj/tests/test_fuzz_regressions.o: tests/fuzz/fuzz_decode.h tests/fuzz/fuzz_cli_args.c tests/fuzz/fuzz_y4m.c
+$(BUILD)/obj/tests/test_fuzz_regressions.o: tests/fuzz/fuzz_decode.h tests/fuzz/fuzz_cli_args.c tests/fuzz/fuzz_y4m.c \
+                                            tests/fuzz/fuzz_puzzle_json.c
 $(BUILD)/tessera-tests: $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/src/cli/args.o $(VIEW_OBJ) $(BUILD)/libtessera.a
 	$(LINK) -o $@ $^ $(LDLIBS) $(VIEW_LIBS) $(LDFLAGS)
 

@@ -41,6 +41,9 @@
 #define TSR_FUZZ_ENTRY tsr_fuzz_y4m
 #include "fuzz/fuzz_y4m.c"
 #undef TSR_FUZZ_ENTRY
+#define TSR_FUZZ_ENTRY tsr_fuzz_puzzle_json
+#include "fuzz/fuzz_puzzle_json.c"
+#undef TSR_FUZZ_ENTRY
 
 static const struct {
     const char *name;
@@ -48,7 +51,7 @@ static const struct {
 } fz_targets[] = {
     {"png", tsr_fuzz_png}, {"jpeg", tsr_fuzz_jpeg}, {"pnm", tsr_fuzz_pnm},
     {"bmp", tsr_fuzz_bmp}, {"read", tsr_fuzz_read}, {"cli_args", tsr_fuzz_cli_args},
-    {"y4m", tsr_fuzz_y4m},
+    {"y4m", tsr_fuzz_y4m}, {"puzzle_json", tsr_fuzz_puzzle_json},
 };
 
 /* tests/fuzz, from the working folder (the repository root) or this file's path. */

@@ -92,6 +92,15 @@ def main():
     put("y4m", "422_5x3_truncated.y4m", b"YUV4MPEG2 W5 H3 C422\nFRAME\n" + bytes(10))
     put("y4m", "huge.y4m", b"YUV4MPEG2 W100000 H100000 C420\nFRAME\n\0\0\0")
     put("y4m", "interlaced.y4m", b"YUV4MPEG2 W2 H2 It C420\nFRAME\n" + bytes(6))
+    # Puzzle placement JSON: rotations and every field, the minimal form, a repeated tile, an
+    # unknown nested key, an absurd grid cut short, a missing closing brace.
+    put("puzzle_json", "rot2x2.json", b'{"format": "tessera-puzzle", "rows": 2, "cols": 2, "tile": 16, "rotate": true, '
+        b'"cost": 12.5, "exact": false,\n "cells": [[3, 1], [0, 0], [2, 3], [1, 2]]}\n')
+    put("puzzle_json", "plain1x3.json", b'{"rows":1,"cols":3,"cells":[[2,0],[0,0],[1,0]]}')
+    put("puzzle_json", "not_permutation.json", b'{"rows":2,"cols":1,"cells":[[0,0],[0,0]]}')
+    put("puzzle_json", "unknown_keys.json", b'{"rows":1,"cols":1,"cells":[[0,0]],"x":{"a":[1,2,{"b":null}],"c":"d"}}')
+    put("puzzle_json", "huge_truncated.json", b'{"rows":1048576,"cols":1048576,"cells":[')
+    put("puzzle_json", "unterminated.json", b'{"rows":1,"cols":1,"cells":[[0,0]]')
     # CLI arguments: op index (invert box threshold sums gray resize; 6 = global), positional
     # slots, then NUL-separated arguments.
     def args(op, npos, *a):

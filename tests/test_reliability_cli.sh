@@ -38,20 +38,37 @@ grep -q "broken pipe" "$W/err" || fail "invert to a closed pipe: message '$(cat 
 timeout 60 "$T" --quiet sums --axis columns "$W/wide.pgm" - 2>"$W/err" | head -c 10 >/dev/null
 check "sums text to a closed pipe" "${PIPESTATUS[0]}" "1" "$W/err"
 
-# SIGINT and SIGTERM during a long run (the reference box is slow on 9 megapixels): the process
-# dies of the signal (or had finished), and leaves no output and no temporary file.
+# SIGINT and SIGTERM during a long run. Background jobs of a script start with SIGINT ignored;
+# with_sigint restores the default, as an interactive shell would for Ctrl-C.
+PY=${PYTHON:-python3}
+# (An array, not a function: $! must be the process that becomes tessera, not a subshell.)
+with_sigint=("$PY" -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])')
+# (1) While a filter computes (the reference box is slow on 9 megapixels): the process dies of
+# the signal (or had finished) and leaves neither output nor temporary file.
 for sig in INT TERM; do
     mkdir -p "$W/sig"
-    timeout 60 "$T" --quiet --variant reference box --radius 20 "$W/big.pgm" "$W/sig/out.png" 2>"$W/err" &
+    "${with_sigint[@]}" "$T" --quiet --variant reference box --radius 20 "$W/big.pgm" "$W/sig/out.png" 2>"$W/err" &
     pid=$!
     sleep 0.5
     kill -s $sig $pid 2>/dev/null
     wait $pid; rc=$?
-    n=$([ $sig = INT ] && echo 130 || echo 143)
-    # timeout(1) forwards the signal and exits 124 only on its own time limit.
-    check "SIG$sig during box" "$rc" "$n 0" "$W/err"
+    check "SIG$sig during box" "$rc" "$([ $sig = INT ] && echo 130 || echo 143) 0" "$W/err"
     if [ "$rc" -eq 0 ]; then only "$W/sig" 1 || fail "SIG$sig: finished run left extra files"
-    else only "$W/sig" 0 || fail "SIG$sig left files: $(ls -A "$W/sig")"; fi
+    else only "$W/sig" 0 || fail "SIG$sig during box left files: $(ls -A "$W/sig")"; fi
+    rm -rf "$W/sig"
+done
+# (2) In the middle of writing a stream: deband's output file is being written while its input
+# (a pipe) waits for more frames; the signal must remove the temporary output file.
+{ printf 'YUV4MPEG2 W64 H48 C420\n'; for i in 1 2 3; do printf 'FRAME\n'; head -c 4608 /dev/urandom; done; } >"$W/v.y4m"
+for sig in INT TERM; do
+    mkdir -p "$W/sig"
+    { cat "$W/v.y4m"; sleep 5; } | "${with_sigint[@]}" "$T" --quiet deband - "$W/sig/out.y4m" 2>"$W/err" &
+    pid=$!
+    sleep 1
+    kill -s $sig $pid 2>/dev/null
+    wait $pid; rc=$?
+    check "SIG$sig while deband writes" "$rc" "$([ $sig = INT ] && echo 130 || echo 143)" "$W/err"
+    only "$W/sig" 0 || fail "SIG$sig while deband writes left files: $(ls -A "$W/sig")"
     rm -rf "$W/sig"
 done
 

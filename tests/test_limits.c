@@ -691,3 +691,32 @@ TEST(test_limits_signal_removes_temp_file)
     CHECK_EQ(lim_count(dir), 1);
     lim_rmdir(dir);
 }
+
+/* deband (a command beside the registry) on 65535x1 and 1x65535 gray and RGB images with its
+ * defaults, on the CPU: succeeds with the input's shape; a constant image has no bands, so
+ * with grain off it stays constant. */
+TEST(test_limits_65535_sides_deband)
+{
+    static const int shapes[][2] = {{65535, 1}, {1, 65535}};
+    tsr_deband_params p;
+    tsr_exec ex = {TSR_BACKEND_CPU, NULL, NULL, 2};
+    tsr_deband_defaults(&p);
+    p.grain_y = p.grain_c = 0;
+    for (int si = 0; si < 2; si++)
+        for (int ch = 1; ch <= 3; ch += 2) {
+            tsr_image src = {0}, dst = {0};
+            int w = shapes[si][0], h = shapes[si][1], bad = 0;
+            CHECK_OK(tsr_image_create(&src, w, h, ch, TSR_U8, TSR_HOST));
+            if (!src.data) continue;
+            for (int y = 0; y < h; y++) memset(tsr__row(&src, y), 77, (size_t)w * ch);
+            CHECK_OK(tsr_deband_image(&src, &dst, &p, &ex));
+            if (dst.data) {
+                CHECK(dst.width == w && dst.height == h && dst.channels == ch && dst.depth == TSR_U8);
+                for (int y = 0; y < h && !bad; y++)
+                    for (size_t x = 0; x < (size_t)w * ch; x++) bad |= ((unsigned char *)tsr__row(&dst, y))[x] != 77;
+                CHECK_MSG(!bad, "deband on %dx%dx%d: a constant image changed", w, h, ch);
+            }
+            tsr_image_free(&src);
+            tsr_image_free(&dst);
+        }
+}

@@ -3,7 +3,8 @@
 
 CC      ?= cc
 CXX     ?= c++
-PYTHON  ?= $(shell [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo python3)
+# The first Python that has OpenCV (Debian's python3-opencv lives under /usr/bin/python3).
+PYTHON  ?= $(shell for p in /usr/bin/python3 python3; do $$p -c 'import cv2, numpy' >/dev/null 2>&1 && { echo $$p; exit; }; done; echo /usr/bin/python3)
 BUILD   ?= build
 OPT     ?= -O3
 CFLAGS  ?= $(OPT) -g
@@ -116,17 +117,17 @@ $(BUILD)/tessera-bench: $(BENCH_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/libtessera.a
 	$(LINK) -o $@ $^ $(LDLIBS) $(LDFLAGS)
 
 deps:
-	@bash scripts/deps.sh test
+	@PYTHON=$(PYTHON) bash scripts/deps.sh test
 
 demo: all
 	@bash scripts/demo.sh
 
 test: all $(BUILD)/tessera-tests
-	@bash scripts/deps.sh test
+	@PYTHON=$(PYTHON) bash scripts/deps.sh test
 	@PYTHON=$(PYTHON) BUILD=$(BUILD) bash tests/run.sh
 
 bench: all $(BUILD)/tessera-bench
-	@bash scripts/deps.sh test
+	@PYTHON=$(PYTHON) bash scripts/deps.sh test
 	@PYTHON=$(PYTHON) BUILD=$(BUILD) bash bench/run.sh
 
 clean:

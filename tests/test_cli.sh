@@ -65,7 +65,7 @@ ok "gray gives one channel" $?
 "$T" --quiet resize --width 200 --height 100 "$IMG/coffee.png" "$W/small.jpg" && "$T" info "$W/small.jpg" | grep -q "200x100"
 ok "resize to JPEG" $?
 "$T" --time --threads 1 box --radius 3 "$IMG/camera.png" "$W/t.png" 2>"$W/time.txt" &&
-    grep -q "decode .* upload .* kernel .* download .* encode" "$W/time.txt" && grep -q "ran on cpu" "$W/time.txt"
+    grep -q "decode .* upload .* kernel .* download .* encode" "$W/time.txt" && grep -q "ran on \(cpu\|cuda\)" "$W/time.txt"
 ok "--time splits the stages and the backend is reported" $?
 cat "$IMG/camera.png" | "$T" --quiet invert - - >"$W/pipe.png" && "$T" info "$W/pipe.png" | grep -q "512x512"
 ok "stdin to stdout" $?

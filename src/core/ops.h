@@ -30,6 +30,10 @@ static inline unsigned tsr__round_mean(unsigned long long sum, unsigned long lon
     return (unsigned)((sum + (area - 1) / 2) / area);
 }
 
+/* RGB to gray weights: OpenCV 4's 15-bit fixed point (0.299, 0.587, 0.114 times 2^15), for 8-
+ * and 16-bit samples alike; the older 14-bit set differs on about one pixel in a thousand. */
+enum { TSR_GRAY_R = 9798, TSR_GRAY_G = 19235, TSR_GRAY_B = 3735, TSR_GRAY_SHIFT = 15 };
+
 /* Adaptive threshold's integer offset: OpenCV uses ceil(C) for binary, floor(C) for inverse. */
 int tsr__threshold_idelta(const tsr_threshold_params *p);
 

@@ -1,11 +1,8 @@
-/* RGB(A) to gray on the CPU with OpenCV's fixed-point weights. OpenCV 4 uses 15-bit weights
- * (0.299, 0.587, 0.114 scaled by 2^15) for 8- and 16-bit samples alike; the older 14-bit set
- * (4899, 9617, 1868) differs from it on about one pixel in a thousand. */
+/* RGB(A) to gray on the CPU with OpenCV's fixed-point weights (TSR_GRAY_* in ops.h). */
 #include "../core/internal.h"
 #include "../core/ops.h"
 #include <stdint.h>
 
-enum { TSR_GRAY_R = 9798, TSR_GRAY_G = 19235, TSR_GRAY_B = 3735, TSR_GRAY_SHIFT = 15 };
 
 static inline unsigned tsr__gray_px(unsigned r, unsigned g, unsigned b)
 {

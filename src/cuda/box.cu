@@ -683,6 +683,199 @@ static tsr_status tsr__threshold_global(const tsr_image *src, tsr_image *dst, co
     return tsr__box_global_launch(a, TSR_U8, (cudaStream_t)ex->stream);
 }
 
+/* ------------------------------------------------------------------------ tiled */
+
+/* box/tiled and threshold/tiled: one channel, 32-bit sums. A block of TSR_TL_NT threads owns
+ * TSR_TL_TW output columns and a strip of rows. Each thread keeps running column sums of four
+ * neighbouring columns in registers (one 4- or 8-byte load per source row), K rows at a time
+ * go to shared memory, one barrier, each warp turns one row into prefix sums with 16-byte
+ * shared loads and a 5-step shuffle scan, one barrier, and every thread forms window sums as
+ * differences of two prefix sums for its columns of the K rows. Two barriers per K rows
+ * instead of per row is the change from box/fast, whose per-row barriers bound it. */
+enum { TSR_TL_NT = 256, TSR_TL_TW = 4 * TSR_TL_NT, TSR_TL_K = 8, TSR_TL_RMAX = 256 };
+
+/* Four neighbouring samples of source row yy (mapped; -1 is the constant border) starting at
+ * extended column c0; 'fast' when all four lie inside the image and the load is aligned. */
+template <class T>
+__device__ static inline void tsr__tl_load4(const tsr__box_args &a, int yy, int c0, int fast, const int xm[4],
+                                            unsigned v[4])
+{
+    if (yy < 0) {
+        v[0] = v[1] = v[2] = v[3] = (unsigned)a.value;
+        return;
+    }
+    const T *row = tsr__cu_row<T>(a.src, a.sstride, yy);
+    if (fast) {
+        if (sizeof(T) == 1) {
+            uchar4 q = *(const uchar4 *)(row + c0);
+            v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+        } else {
+            ushort4 q = *(const ushort4 *)(row + c0);
+            v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+        }
+        return;
+    }
+    for (int j = 0; j < 4; j++) v[j] = xm[j] < 0 ? (unsigned)a.value : (unsigned)row[xm[j]];
+}
+
+template <class T>
+__global__ void __launch_bounds__(TSR_TL_NT) tsr__box_tiled_kernel(tsr__box_args a, int r4, int sh, int vec_ok)
+{
+    extern __shared__ uint4 tsr__tl_smem4[];
+    unsigned *sm = (unsigned *)tsr__tl_smem4;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int L4 = TSR_TL_TW + 2 * r4, nq = L4 / 4;
+    const int x0 = blockIdx.x * TSR_TL_TW, xs = x0 - r4;
+    const int lo_off = r4 - a.rx - 1, hi_off = r4 + a.rx;
+    unsigned cs[2][4];
+    int c0[2], fast[2], xm[2][4];
+    bool active[2];
+
+    for (int k = 0; k < 2; k++) {
+        int q = tid + k * TSR_TL_NT;
+        active[k] = q < nq;
+        c0[k] = xs + 4 * q;
+        fast[k] = vec_ok && c0[k] >= 0 && c0[k] + 3 < a.w;
+        for (int j = 0; j < 4; j++) xm[k][j] = tsr__cu_border_index(c0[k] + j, a.w, a.border);
+    }
+    for (long long strip = blockIdx.y; strip * sh < a.h; strip += gridDim.y) {
+        const int y0 = (int)(strip * sh), y1 = min(y0 + sh, a.h);
+        /* Vertical window sums of the strip's first row. */
+        for (int k = 0; k < 2; k++)
+            for (int j = 0; j < 4; j++) cs[k][j] = 0;
+        for (int dy = -a.ry; dy <= a.ry; dy++) {
+            int yy = tsr__cu_border_index(y0 + dy, a.h, a.border);
+            for (int k = 0; k < 2; k++) {
+                unsigned v[4];
+                if (!active[k]) continue;
+                tsr__tl_load4<T>(a, yy, c0[k], fast[k], xm[k], v);
+                for (int j = 0; j < 4; j++) cs[k][j] += v[j];
+            }
+        }
+        for (int yb = y0; yb < y1; yb += TSR_TL_K) {
+            const int kr = min(TSR_TL_K, y1 - yb);
+            for (int r = 0; r < kr; r++) {
+                const int y = yb + r;
+                if (y > y0) {   /* slide the window down one row: wrapping 32-bit sums stay exact */
+                    int ya = tsr__cu_border_index(y + a.ry, a.h, a.border);
+                    int ys = tsr__cu_border_index(y - a.ry - 1, a.h, a.border);
+                    for (int k = 0; k < 2; k++) {
+                        unsigned va[4], vs[4];
+                        if (!active[k]) continue;
+                        tsr__tl_load4<T>(a, ya, c0[k], fast[k], xm[k], va);
+                        tsr__tl_load4<T>(a, ys, c0[k], fast[k], xm[k], vs);
+                        for (int j = 0; j < 4; j++) cs[k][j] += va[j] - vs[j];
+                    }
+                }
+                for (int k = 0; k < 2; k++)
+                    if (active[k])
+                        tsr__tl_smem4[(r * L4) / 4 + tid + k * TSR_TL_NT] =
+                            make_uint4(cs[k][0], cs[k][1], cs[k][2], cs[k][3]);
+            }
+            __syncthreads();
+            /* Inclusive prefix sums of each row, one warp per row, 128 entries a step. */
+            for (int r = warp; r < kr; r += TSR_TL_NT / 32) {
+                uint4 *row4 = tsr__tl_smem4 + (r * L4) / 4;
+                unsigned carry = 0;
+                for (int base = 0; base < nq; base += 32) {
+                    int i = base + lane;
+                    uint4 v = i < nq ? row4[i] : make_uint4(0, 0, 0, 0);
+                    v.y += v.x;
+                    v.z += v.y;
+                    v.w += v.z;
+                    unsigned t = v.w;
+                    for (int o = 1; o < 32; o <<= 1) {
+                        unsigned n = __shfl_up_sync(0xffffffffu, t, o);
+                        if (lane >= o) t += n;
+                    }
+                    unsigned ex = t - v.w + carry;
+                    v.x += ex, v.y += ex, v.z += ex, v.w += ex;
+                    if (i < nq) row4[i] = v;
+                    carry += __shfl_sync(0xffffffffu, t, 31);
+                }
+            }
+            __syncthreads();
+            /* Window sums as prefix differences; consecutive threads take consecutive columns,
+             * so the shared reads are conflict-free and the stores coalesce. */
+            for (int r = 0; r < kr; r++) {
+                const unsigned *row = sm + r * L4;
+                const int y = yb + r;
+                T *out = tsr__cu_row<T>(a.dst, a.dstride, y);
+                for (int m = 0; m < 4; m++) {
+                    int x = tid + m * TSR_TL_NT;
+                    if (x0 + x >= a.w) break;
+                    unsigned lo = x + lo_off >= 0 ? row[x + lo_off] : 0u;
+                    out[x0 + x] = tsr__box_result<T>(a, (unsigned long long)(row[x + hi_off] - lo), y, (size_t)(x0 + x));
+                }
+            }
+            __syncthreads();   /* the next rows reuse the shared rows */
+        }
+    }
+}
+
+/* Whether box/tiled takes these arguments: one channel, 32-bit sums, halo within the block. */
+static int tsr__box_tiled_fits(const tsr__box_args &a, int depth)
+{
+    return a.cn == 1 && (depth == TSR_U8 || depth == TSR_U16) && a.rx <= TSR_TL_RMAX && tsr__box_sums_fit_32(a, depth);
+}
+
+/* Launch box/tiled: strips of at least four window heights (the start of each strip re-sums
+ * 2*ry+1 rows), enough strips to fill the device. TSR_CUDA_TILED_STRIP overrides for sweeps. */
+static tsr_status tsr__box_tiled_run(const tsr__box_args &a, const tsr_image *src, const tsr_image *dst,
+                                     cudaStream_t st, const char *what)
+{
+    int r4 = (a.rx + 3) / 4 * 4;
+    size_t smem = (size_t)TSR_TL_K * (TSR_TL_TW + 2 * r4) * sizeof(unsigned);
+    int gx = (int)tsr__div_up((unsigned)a.w, TSR_TL_TW);
+    long long sh = 4LL * (2 * a.ry + 1);
+    long long want = 4LL * tsr__cu_sm_count() / gx;       /* about four blocks per SM */
+    if (want < 1) want = 1;
+    if (sh < (a.h + want - 1) / want) sh = (a.h + want - 1) / want;
+    if (sh < 16) sh = 16;
+    sh = tsr__env_int("TSR_CUDA_TILED_STRIP", (int)sh);
+    if (sh < 1) sh = 1;
+    if (sh > a.h) sh = a.h;
+    long long gy = (a.h + sh - 1) / sh;
+    int vec_ok = tsr__cu_aligned(src->data, src->stride, 8);
+    dim3 grid((unsigned)gx, (unsigned)(gy < TSR_CU_MAX_GRID_Y ? gy : TSR_CU_MAX_GRID_Y));
+    tsr_status s;
+    (void)dst;
+    if (src->depth == TSR_U8) {
+        if ((s = tsr__cu_allow_smem(tsr__box_tiled_kernel<uint8_t>, smem))) return s;
+        tsr__box_tiled_kernel<uint8_t><<<grid, TSR_TL_NT, smem, st>>>(a, r4, (int)sh, vec_ok);
+    } else {
+        if ((s = tsr__cu_allow_smem(tsr__box_tiled_kernel<uint16_t>, smem))) return s;
+        tsr__box_tiled_kernel<uint16_t><<<grid, TSR_TL_NT, smem, st>>>(a, r4, (int)sh, vec_ok);
+    }
+    return TSR_CUDA_LAUNCHED(what);
+}
+
+static int tsr__box_tiled_supports(const tsr_image *src, const void *params)
+{
+    tsr_image dummy = *src;
+    return tsr__box_tiled_fits(tsr__box_args_box(src, &dummy, (const tsr_box_params *)params), src->depth);
+}
+
+/* box/tiled: see the kernel's comment. */
+static tsr_status tsr__box_tiled(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
+{
+    tsr__box_args a = tsr__box_args_box(src, dst, (const tsr_box_params *)params);
+    return tsr__box_tiled_run(a, src, dst, (cudaStream_t)ex->stream, "box/tiled kernel");
+}
+
+static int tsr__threshold_tiled_supports(const tsr_image *src, const void *params)
+{
+    tsr_image dummy = *src;
+    return tsr__box_tiled_fits(tsr__box_args_threshold(src, &dummy, (const tsr_threshold_params *)params), TSR_U8);
+}
+
+/* threshold/tiled: box/tiled's sums with the comparison as the output step. */
+static tsr_status tsr__threshold_tiled(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
+{
+    tsr__box_args a = tsr__box_args_threshold(src, dst, (const tsr_threshold_params *)params);
+    return tsr__box_tiled_run(a, src, dst, (cudaStream_t)ex->stream, "threshold/tiled kernel");
+}
+
 extern "C" const tsr_variant tsr__box_cuda[] = {
     {"global", TSR_BACKEND_CUDA, "one thread per pixel loops over the window in global memory, any radius (slow)",
      tsr__box_global, NULL, 0, 0},
@@ -690,6 +883,9 @@ extern "C" const tsr_variant tsr__box_cuda[] = {
      tsr__box_3x3_supports, 0, 0},
     {"shared", TSR_BACKEND_CUDA, "shared-memory tile with halo, separable sums in the tile; radii up to 16",
      tsr__box_tile, tsr__box_tile_supports, 0, 0},
+    {"tiled", TSR_BACKEND_CUDA,
+     "one channel: running column sums in registers, 8 rows per barrier pair, warp prefix scans (default)",
+     tsr__box_tiled, tsr__box_tiled_supports, 1, 0},
     {"fast", TSR_BACKEND_CUDA,
      "running column sums in registers plus a block-wide prefix scan per row: cost independent of the radius",
      tsr__box_fast, tsr__box_fast_supports, 1, 0},
@@ -698,6 +894,8 @@ extern "C" const tsr_variant tsr__box_cuda[] = {
 extern "C" const tsr_variant tsr__threshold_cuda[] = {
     {"shared-tile", TSR_BACKEND_CUDA, "seeds/003: dynamic shared tile with a clamped halo; blocks up to 33",
      tsr__threshold_tile, tsr__threshold_tile_supports, 0, 0},
+    {"tiled", TSR_BACKEND_CUDA, "box/tiled's sums with the comparison as the output step (default)",
+     tsr__threshold_tiled, tsr__threshold_tiled_supports, 1, 0},
     {"fused", TSR_BACKEND_CUDA, "the fast box kernel's sums with the comparison fused into its output pass",
      tsr__threshold_fused, tsr__threshold_fused_supports, 1, 0},
     {"global", TSR_BACKEND_CUDA, "window loop in global memory, any block size (slow; fallback for huge blocks)",

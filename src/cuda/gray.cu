@@ -1,15 +1,14 @@
-/* RGB(A) to gray on the GPU with OpenCV's 14-bit fixed-point weights, exact integer arithmetic
+/* RGB(A) to gray on the GPU with OpenCV's fixed-point weights (TSR_GRAY_* in ops.h), exact integer arithmetic
  * identical to src/cpu/gray.c. One thread per pixel, a 2D grid of rows (strided for tall
  * images); 8-bit RGB rows are read through the L1 cache, which coalesces the 3-byte pixels. */
 #include "kernels_common.cuh"
 
-enum { TSR_CU_GRAY_R = 4899, TSR_CU_GRAY_G = 9617, TSR_CU_GRAY_B = 1868, TSR_CU_GRAY_SHIFT = 14 };
 
 /* Gray value of one pixel (the definition). */
 __device__ static inline unsigned tsr__cu_gray_px(unsigned r, unsigned g, unsigned b)
 {
-    return (r * TSR_CU_GRAY_R + g * TSR_CU_GRAY_G + b * TSR_CU_GRAY_B + (1u << (TSR_CU_GRAY_SHIFT - 1))) >>
-           TSR_CU_GRAY_SHIFT;
+    return (r * TSR_GRAY_R + g * TSR_GRAY_G + b * TSR_GRAY_B + (1u << (TSR_GRAY_SHIFT - 1))) >>
+           TSR_GRAY_SHIFT;
 }
 
 /* Each thread converts PX consecutive pixels of a row (CN channels of T). */

@@ -106,7 +106,11 @@ $(BUILD)/libtessera.so: $(CORE_OBJ)
 $(BUILD)/tessera: $(CLI_SRC:%.c=$(BUILD)/obj/%.o) $(VIEW_OBJ) $(BUILD)/libtessera.a
 	$(LINK) -o $@ $^ $(LDLIBS) $(VIEW_LIBS) $(LDFLAGS)
 
-$(BUILD)/tessera-tests: $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(VIEW_OBJ) $(BUILD)/libtessera.a
+# args.o: tests/test_fuzz_regressions.c replays the CLI option parser's fuzz inputs, through the
+# fuzz targets' sources, which it includes.
+$(BUILD)/obj/tests/test_fuzz_regressions.o: tests/fuzz/fuzz_decode.h tests/fuzz/fuzz_cli_args.c tests/fuzz/fuzz_y4m.c \
+                                            tests/fuzz/fuzz_puzzle_json.c
+$(BUILD)/tessera-tests: $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/src/cli/args.o $(VIEW_OBJ) $(BUILD)/libtessera.a
 	$(LINK) -o $@ $^ $(LDLIBS) $(VIEW_LIBS) $(LDFLAGS)
 
 $(BUILD)/tessera-bench: $(BENCH_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/libtessera.a
@@ -128,3 +132,28 @@ bench: all $(BUILD)/tessera-bench
 
 clean:
 	rm -rf $(BUILD) demo-out
+
+# ---------------------------------------------------------------- fuzzing
+# `make fuzz` builds the libFuzzer targets tests/fuzz/fuzz_*.c into $(FUZZ_BUILD) with clang and
+# -fsanitize=fuzzer,address,undefined: the library (CPU-only) and the CLI's option parser are
+# compiled again with coverage and sanitizers. tests/fuzz/run.sh builds and runs them.
+FUZZ_CC     ?= clang
+FUZZ_BUILD  ?= build-fuzz
+FUZZ_SAN    := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -ffp-contract=off -Iinclude $(WARN) -O1 -g $(FUZZ_SAN)
+FUZZ_LIB_SRC := $(filter-out src/core/nocuda.c,$(wildcard src/core/*.c)) src/core/nocuda.c $(wildcard src/ops/*.c) \
+                $(wildcard src/cpu/*.c) $(wildcard src/io/*.c) src/cli/args.c
+FUZZ_LIB_OBJ := $(FUZZ_LIB_SRC:%.c=$(FUZZ_BUILD)/obj/%.o)
+FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(wildcard tests/fuzz/fuzz_*.c))
+
+.PHONY: fuzz
+fuzz: $(FUZZ_TARGETS)
+# Keep the objects between builds (make would delete them as intermediates of the pattern rule).
+.SECONDARY: $(FUZZ_LIB_OBJ)
+
+$(FUZZ_BUILD)/obj/%.o: %.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_decode.h $(FUZZ_LIB_OBJ) $(HEADERS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJ) -lpng -ljpeg -lz -lpthread -lm

@@ -2,6 +2,7 @@
 # Check what tessera needs and install what is missing with apt-get (Debian/Ubuntu).
 #   deps.sh build   compiler, libpng, libjpeg, zlib
 #   deps.sh test    the above plus python3 with OpenCV and numpy (conformance tests, benchmark)
+#   deps.sh fuzz    the build set plus clang with libFuzzer (tests/fuzz/run.sh) and valgrind
 # The viewer's packages (GL, EGL, X11 headers; Xvfb and Mesa's EGL for its tests) are optional:
 # when they cannot be installed tessera builds without the viewer.
 # Without root (or sudo) it names the missing packages in one line and fails.
@@ -32,6 +33,21 @@ if [ "$what" = test ]; then
     ls /usr/share/glvnd/egl_vendor.d/*mesa*.json >/dev/null 2>&1 || optional+=(libegl-mesa0)
     compgen -G '/usr/lib/*/dri/swrast_dri.so' >/dev/null || compgen -G '/usr/lib/dri/swrast_dri.so' >/dev/null ||
         optional+=(libgl1-mesa-dri)
+fi
+if [ "$what" = fuzz ]; then
+    # clang links -fsanitize=fuzzer only with the compiler-rt archives (libclang-rt-*-dev).
+    fuzz_ok() {
+        local d; d=$(mktemp -d)
+        printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(const uint8_t *p, size_t n) { return 0; }\n' >"$d/f.c"
+        clang -fsanitize=fuzzer,address,undefined "$d/f.c" -o "$d/f" >/dev/null 2>&1; local rc=$?
+        rm -rf "$d"; return $rc
+    }
+    if ! command -v clang >/dev/null 2>&1; then missing+=(clang libclang-rt-dev)
+    elif ! fuzz_ok; then
+        v=$(clang --version | sed -nE 's/.*clang version ([0-9]+).*/\1/p' | head -n1)
+        missing+=(libclang-rt-${v:-14}-dev)
+    fi
+    command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
 fi
 [ ${#missing[@]} -eq 0 ] && [ ${#optional[@]} -eq 0 ] && exit 0
 

@@ -506,6 +506,7 @@ TEST(test_deband_frames_and_outputs)
     CHECK_EQ(tsr_deband_frame(&f, &bad, &p, 0, NULL), TSR_E_ARG);
     bad = f;
     bad.nplanes = 1;
+    tsr_frame_free(&dst);   /* the caller-provided output above (LeakSanitizer found it lost) */
     memset(&dst, 0, sizeof dst);
     CHECK_EQ(tsr_deband_frame(&bad, &dst, &p, 0, NULL), TSR_E_ARG);
     CHECK(dst.plane[0] == NULL);   /* nothing handed out on failure */

@@ -112,7 +112,9 @@ tsr_status tsr_cli_parse(const char *cmd, const tsr_param *params, int nparams, 
         char name[64];
         size_t len;
         int k, negated = 0;
-        if (only_positional || a[0] != '-' || !strcmp(a, "-")) {
+        /* "-" is standard input or output, and "-.EXT" standard output in the format of EXT
+         * (tsr_write): file names, not options. */
+        if (only_positional || a[0] != '-' || !strcmp(a, "-") || a[1] == '.') {
             if (*npos >= max_pos) return tsr__fail(TSR_E_ARG, "%s: unexpected argument '%s'", cmd, a);
             positional[(*npos)++] = a;
             continue;
@@ -291,7 +293,7 @@ tsr_status tsr_cli_write_text(const char *path, int (*emit)(FILE *f, void *ctx),
 {
     char tmp[4096];
     const char *slash;
-    int fd;
+    int fd, slot;
     FILE *f;
     if (!strcmp(path, "-")) {
         if (emit(stdout, ctx) || fflush(stdout))
@@ -303,6 +305,7 @@ tsr_status tsr_cli_write_text(const char *path, int (*emit)(FILE *f, void *ctx),
         return tsr__fail(TSR_E_ARG, "%s: path too long", path);
     fd = mkstemp(tmp);
     if (fd < 0) return tsr__fail(TSR_E_IO, "%s: cannot create a file beside it: %s", path, strerror(errno));
+    slot = tsr__temp_register(tmp);   /* removed by the signal handler if we are stopped */
     {   /* mkstemp makes 0600: give the result the usual permissions */
         mode_t mask = umask(0);
         umask(mask);
@@ -310,20 +313,25 @@ tsr_status tsr_cli_write_text(const char *path, int (*emit)(FILE *f, void *ctx),
     }
     f = fdopen(fd, "w");
     if (!f) {
+        int e = errno;
         close(fd);
         unlink(tmp);
-        return tsr__fail(TSR_E_IO, "%s: %s", path, strerror(errno));
+        tsr__temp_release(slot);
+        return tsr__fail(TSR_E_IO, "%s: %s", path, strerror(e));
     }
     if (emit(f, ctx) || fflush(f) || fsync(fileno(f))) {
         int e = errno;
         fclose(f);
         unlink(tmp);
+        tsr__temp_release(slot);
         return tsr__fail(TSR_E_IO, "%s: write failed: %s", path, strerror(e));
     }
     if (fclose(f) || rename(tmp, path)) {
         int e = errno;
         unlink(tmp);
+        tsr__temp_release(slot);
         return tsr__fail(TSR_E_IO, "%s: %s", path, strerror(e));
     }
+    tsr__temp_release(slot);
     return TSR_OK;
 }

@@ -59,6 +59,7 @@ typedef struct tsr__out {
     FILE *f;
     char tmp[4096];
     const char *path;
+    int slot;       /* tsr__temp_register's slot: a signal mid-stream removes the temporary file */
 } tsr__out;
 
 /* Open OUT: stdout for "-", else a temporary file beside it (made 0666 & ~umask). */
@@ -68,6 +69,7 @@ static tsr_status tsr__out_open(tsr__out *o, const char *path)
     int fd;
     o->path = path;
     o->tmp[0] = 0;
+    o->slot = -1;
     if (!strcmp(path, "-")) {
         o->f = stdout;
         return TSR_OK;
@@ -76,15 +78,18 @@ static tsr_status tsr__out_open(tsr__out *o, const char *path)
         (int)sizeof o->tmp)
         return tsr__fail(TSR_E_ARG, "%s: path too long", path);
     if ((fd = mkstemp(o->tmp)) < 0) return tsr__fail(TSR_E_IO, "%s: cannot create a file beside it: %s", path, strerror(errno));
+    o->slot = tsr__temp_register(o->tmp);
     {
         mode_t mask = umask(0);
         umask(mask);
         if (fchmod(fd, 0666 & ~mask)) { /* keep mkstemp's 0600: not fatal */ }
     }
     if (!(o->f = fdopen(fd, "wb"))) {
+        int e = errno;
         close(fd);
         unlink(o->tmp);
-        return tsr__fail(TSR_E_IO, "%s: %s", path, strerror(errno));
+        tsr__temp_release(o->slot);
+        return tsr__fail(TSR_E_IO, "%s: %s", path, strerror(e));
     }
     setvbuf(o->f, NULL, _IOFBF, 1 << 20);
     return TSR_OK;
@@ -106,6 +111,7 @@ static tsr_status tsr__out_close(tsr__out *o, int ok)
     o->f = NULL;
     if (ok && !s && rename(o->tmp, o->path)) s = tsr__fail(TSR_E_IO, "%s: %s", o->path, strerror(errno));
     if (!ok || s) unlink(o->tmp);
+    tsr__temp_release(o->slot);
     return s;
 }
 

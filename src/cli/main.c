@@ -203,6 +203,8 @@ int main(int argc, char **argv)
     memset(&global, 0, sizeof global);
     /* A closed pipe reports as a write error instead of killing the process silently. */
     signal(SIGPIPE, SIG_IGN);
+    /* Ctrl-C or a kill while an output is being written removes its temporary file. */
+    tsr__install_signal_cleanup();
 
     /* Common options may come before the command. */
     while (first < argc && argv[first][0] == '-' && strcmp(argv[first], "-")) {

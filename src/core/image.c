@@ -1,5 +1,7 @@
 /* Image allocation, wrapping and copies between host and device memory. */
 #include "internal.h"
+#include <stdint.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,6 +90,15 @@ tsr_status tsr_image_wrap(tsr_image *img, int width, int height, int channels, t
     if (!stride) im.stride = row;
     else if (stride < row)
         return tsr__fail(TSR_E_SIZE, "stride %zu is smaller than a row of %zu bytes", stride, row);
+    /* Rows are addressed as data + y * stride: the last row's end must not overflow (a huge
+     * stride would otherwise wrap around to an address outside the caller's memory). */
+    {
+        size_t last, end;
+        if (!tsr__mul_size(im.stride, (size_t)(height - 1), &last) || !tsr__add_size(last, row, &end) ||
+            end > (size_t)PTRDIFF_MAX)
+            return tsr__fail(TSR_E_SIZE, "image of %d rows with stride %zu overflows the address space", height,
+                             im.stride);
+    }
     *img = im;
     return TSR_OK;
 }

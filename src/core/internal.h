@@ -33,13 +33,14 @@ static inline int tsr__border_index(int p, int len, int border)
     if (border == TSR_BORDER_REPLICATE) return p < 0 ? 0 : len - 1;
     if (len == 1) return 0;
     {
+        /* Reflections repeat with a period of 2*len (reflect) or 2*(len-1) (reflect101): fold p
+         * into one period in O(1). (Reflecting step by step took |p|/len steps, which made a box
+         * of radius 65535 on a narrow image take seconds per row.) */
         int delta = border == TSR_BORDER_REFLECT101;
-        do {
-            if (p < 0) p = -p - 1 + delta;
-            else p = len - 1 - (p - len) - delta;
-        } while ((unsigned)p >= (unsigned)len);
+        long long period = 2 * (long long)len - 2 * delta, q = (long long)p % period;
+        if (q < 0) q += period;
+        return q < len ? (int)q : (int)(period - (1 - delta) - q);
     }
-    return p;
 }
 
 /* Pointer to row y of an image. */
@@ -65,6 +66,15 @@ void tsr__cuda_free(void *ptr);
 tsr_status tsr__cuda_copy2d(void *dst, size_t dpitch, tsr_memory dmem, const void *src, size_t spitch,
                             tsr_memory smem, size_t row_bytes, int height, void *stream);
 tsr_status tsr__cuda_sync(void *stream);
+
+/* Temporary output files (src/io/file.c): register one while it is written (slot, or -1 when
+ * none is free), release it once renamed or removed. tsr__temp_remove_all unlinks the registered
+ * ones and is async-signal-safe; tsr__install_signal_cleanup makes SIGINT, SIGTERM, SIGHUP and
+ * SIGQUIT call it and then end the process with the signal (used by the CLI). */
+int tsr__temp_register(const char *path);
+void tsr__temp_release(int slot);
+void tsr__temp_remove_all(void);
+void tsr__install_signal_cleanup(void);
 
 /* Parameter access by descriptor. */
 double tsr__param_get(const tsr_param *p, const void *params);

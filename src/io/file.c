@@ -4,6 +4,8 @@
 #include "io.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,64 @@
 typedef enum { FMT_NONE = 0, FMT_PNG, FMT_JPEG, FMT_PNM, FMT_BMP } tsr__fmt;
 
 static const char *const tsr__fmt_names[] = {NULL, "png", "jpeg", "pnm", "bmp"};
+
+/* ---------------------------------------------------------------- temporary files and signals */
+
+/* Temporary files being written, so that a signal that stops the process (Ctrl-C during a long
+ * write) leaves no partial file behind: tsr__temp_remove_all, called from the CLI's handler,
+ * unlinks them (unlink is async-signal-safe, and the slots' states are lock-free atomics). */
+#define TSR_TEMP_SLOTS 8
+static char tsr__temp_paths[TSR_TEMP_SLOTS][4096];
+static atomic_int tsr__temp_state[TSR_TEMP_SLOTS];   /* 0 free, 1 being filled, 2 live */
+
+int tsr__temp_register(const char *path)
+{
+    size_t n = strlen(path);
+    if (n >= sizeof tsr__temp_paths[0]) return -1;
+    for (int i = 0; i < TSR_TEMP_SLOTS; i++) {
+        int free_state = 0;
+        if (atomic_compare_exchange_strong(&tsr__temp_state[i], &free_state, 1)) {
+            memcpy(tsr__temp_paths[i], path, n + 1);
+            atomic_store(&tsr__temp_state[i], 2);
+            return i;
+        }
+    }
+    return -1;   /* all slots busy: this file is not cleaned up on a signal */
+}
+
+void tsr__temp_release(int slot)
+{
+    if (slot >= 0 && slot < TSR_TEMP_SLOTS) atomic_store(&tsr__temp_state[slot], 0);
+}
+
+void tsr__temp_remove_all(void)
+{
+    for (int i = 0; i < TSR_TEMP_SLOTS; i++)
+        if (atomic_load(&tsr__temp_state[i]) == 2) unlink(tsr__temp_paths[i]);
+}
+
+/* Remove the temporary files, then die of the same signal with its default action (so that
+ * the parent sees "killed by SIGINT", as shells expect). */
+static void tsr__on_signal(int sig)
+{
+    tsr__temp_remove_all();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void tsr__install_signal_cleanup(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction sa, old;
+        /* Leave a signal alone that was ignored when we started (nohup, background jobs). */
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = tsr__on_signal;
+        sigemptyset(&sa.sa_mask);
+        sigaction(sigs[i], &sa, NULL);
+    }
+}
 
 /* ---------------------------------------------------------------- shared helpers */
 
@@ -99,16 +159,45 @@ static const char *tsr__display(const char *path, int writing)
     return path;
 }
 
-/* Read all of fd into a new buffer. TSR_E_IO (with strerror) on a read error. */
+/* The largest input accepted: 16 bytes per pixel of the pixel limit (above any of the formats'
+ * uncompressed sizes, 8 bytes for RGBA16) plus 16 MiB for headers and metadata. */
+static uint64_t tsr__max_input_bytes(void)
+{
+    uint64_t px = tsr_max_pixels();
+    return px > (UINT64_MAX - ((uint64_t)16 << 20)) / 16 ? UINT64_MAX : px * 16 + ((uint64_t)16 << 20);
+}
+
+/* Read all of fd into a new buffer. TSR_E_IO (with strerror) on a read error. A stream is
+ * refused as soon as its first bytes name no known format, and any input longer than
+ * tsr__max_input_bytes() is refused: an endless stream (cat /dev/zero |) neither hangs nor
+ * exhausts memory. */
 static tsr_status tsr__read_fd(int fd, const char *name, tsr__buf *out)
 {
     tsr__buf b = {0};
     struct stat st;
     size_t want = 65536;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && (uint64_t)st.st_size < SIZE_MAX - 1)
+    uint64_t max = tsr__max_input_bytes();
+    int checked = 0;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && (uint64_t)st.st_size < SIZE_MAX - 1) {
+        if ((uint64_t)st.st_size > max)
+            return tsr__fail(TSR_E_SIZE, "%s: file of %llu bytes is larger than any image within the limit of %llu pixels (TSR_MAX_PIXELS)",
+                             name, (unsigned long long)st.st_size, (unsigned long long)tsr_max_pixels());
         want = (size_t)st.st_size + 1;   /* +1 so that the end of the file is seen without growing */
+    }
     for (;;) {
         ssize_t r;
+        if (!checked && b.size >= 16) {
+            checked = 1;
+            if (!tsr__detect(b.data, b.size)) {
+                tsr__buf_free(&b);
+                return tsr__fail(TSR_E_FORMAT, "%s: not a PNG, JPEG, PGM/PPM or BMP file", name);
+            }
+        }
+        if ((uint64_t)b.size > max) {
+            tsr__buf_free(&b);
+            return tsr__fail(TSR_E_SIZE, "%s: input longer than %llu bytes, more than any image within the limit of %llu pixels (TSR_MAX_PIXELS)",
+                             name, (unsigned long long)max, (unsigned long long)tsr_max_pixels());
+        }
         if (b.cap - b.size == 0) {
             size_t cap;
             unsigned char *d;
@@ -202,6 +291,20 @@ const char *tsr_file_format(const char *path)
     }
 }
 
+/* See io.h: detection and decoding of a whole file held in memory (tsr_read's core, also the
+ * entry point of the fuzz targets and their regression test). */
+tsr_status tsr__decode_mem(const char *name, const unsigned char *data, size_t size, tsr_image *img)
+{
+    if (size == 0) return tsr__fail(TSR_E_FORMAT, "%s: empty file", name);
+    switch (tsr__detect(data, size)) {
+    case FMT_PNG: return tsr__png_read(name, data, size, img);
+    case FMT_JPEG: return tsr__jpeg_read(name, data, size, img);
+    case FMT_PNM: return tsr__pnm_read(name, data, size, img);
+    case FMT_BMP: return tsr__bmp_read(name, data, size, img);
+    default: return tsr__fail(TSR_E_FORMAT, "%s: not a PNG, JPEG, PGM/PPM or BMP file", name);
+    }
+}
+
 /* See tessera.h. The whole file is read into memory, then decoded by the format its first
  * bytes name. */
 tsr_status tsr_read(const char *path, tsr_image *img)
@@ -219,13 +322,7 @@ tsr_status tsr_read(const char *path, tsr_image *img)
         tsr__buf_free(&b);
         return tsr__fail(TSR_E_FORMAT, "%s: empty file", name);
     }
-    switch (tsr__detect(b.data, b.size)) {
-    case FMT_PNG: s = tsr__png_read(name, b.data, b.size, &im); break;
-    case FMT_JPEG: s = tsr__jpeg_read(name, b.data, b.size, &im); break;
-    case FMT_PNM: s = tsr__pnm_read(name, b.data, b.size, &im); break;
-    case FMT_BMP: s = tsr__bmp_read(name, b.data, b.size, &im); break;
-    default: s = tsr__fail(TSR_E_FORMAT, "%s: not a PNG, JPEG, PGM/PPM or BMP file", name); break;
-    }
+    s = tsr__decode_mem(name, b.data, b.size, &im);
     tsr__buf_free(&b);
     if (s) return s;
     *img = im;
@@ -297,7 +394,7 @@ static tsr_status tsr__commit(const char *path, const tsr__buf *b)
     const char *slash, *base;
     char *tmp;
     size_t dirlen, len;
-    int fd, e;
+    int fd, e, slot;
     if (strcmp(path, "-") == 0) {
         e = tsr__write_all(STDOUT_FILENO, b->data, b->size);
         if (e == EPIPE) return tsr__fail(TSR_E_INTERRUPTED, "<stdout>: broken pipe");
@@ -316,6 +413,7 @@ static tsr_status tsr__commit(const char *path, const tsr__buf *b)
     memcpy(tmp + dirlen + 1, base, len - dirlen);
     strcpy(tmp + len + 1, ".XXXXXX");
     fd = mkstemp(tmp);
+    slot = fd >= 0 ? tsr__temp_register(tmp) : -1;
     if (fd < 0) {
         e = errno;
         free(tmp);
@@ -331,15 +429,18 @@ static tsr_status tsr__commit(const char *path, const tsr__buf *b)
     if (close(fd) != 0 && !e) e = errno;
     if (e) {
         unlink(tmp);
+        tsr__temp_release(slot);
         free(tmp);
         return tsr__fail(TSR_E_IO, "%s: cannot write: %s", path, strerror(e));
     }
     if (rename(tmp, path) != 0) {
         e = errno;
         unlink(tmp);
+        tsr__temp_release(slot);
         free(tmp);
         return tsr__fail(TSR_E_IO, "%s: cannot replace the file: %s", path, strerror(e));
     }
+    tsr__temp_release(slot);
     free(tmp);
     /* Make the rename durable too (best effort: some file systems refuse fsync on folders). */
     {

@@ -33,6 +33,10 @@ tsr_status tsr__jpeg_read(const char *name, const unsigned char *data, size_t si
 tsr_status tsr__pnm_read(const char *name, const unsigned char *data, size_t size, tsr_image *img);
 tsr_status tsr__bmp_read(const char *name, const unsigned char *data, size_t size, tsr_image *img);
 
+/* Detect the format from the first bytes of data/size and decode it (what tsr_read does once
+ * the file is in memory). *img is written only on success. */
+tsr_status tsr__decode_mem(const char *name, const unsigned char *data, size_t size, tsr_image *img);
+
 /* Encoders: img is a checked host image (1..4 channels, U8 or U16, positive size). The file is
  * appended to out; on failure out may hold partial data (the caller frees it). */
 tsr_status tsr__png_write(const char *name, const tsr_image *img, int quality, tsr__buf *out);

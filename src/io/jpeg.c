@@ -80,6 +80,17 @@ static tsr_status tsr__jpeg_decode(tsr__jpeg_rctx *c, const unsigned char *data,
     jpeg_mem_src(&c->d, data, (unsigned long)size);
     jpeg_read_header(&c->d, TRUE);
     if ((s = tsr__check_pixels(c->name, c->d.image_width, c->d.image_height))) return s;
+    /* Decompression bomb guard under the pixel limit: with Huffman coding every MCU costs at
+     * least one bit (a DC code), so a file of 'size' bytes covers at most 8 * size MCUs. A tiny
+     * file claiming 2^30 pixels is truncated (libjpeg would fill it with gray after allocating
+     * gigabytes). Arithmetic coding has no such bound and is left to the pixel limit. */
+    if (!c->d.arith_code && c->d.max_h_samp_factor > 0 && c->d.max_v_samp_factor > 0) {
+        uint64_t mw = 8 * (uint64_t)c->d.max_h_samp_factor, mh = 8 * (uint64_t)c->d.max_v_samp_factor;
+        uint64_t mcus = ((uint64_t)c->d.image_width + mw - 1) / mw * (((uint64_t)c->d.image_height + mh - 1) / mh);
+        if (mcus / 8 > (uint64_t)size)
+            return tsr__fail(TSR_E_FORMAT, "%s: truncated JPEG data (%zu bytes cannot hold a %ux%u image)", c->name, size,
+                             (unsigned)c->d.image_width, (unsigned)c->d.image_height);
+    }
     switch (c->d.jpeg_color_space) {
     case JCS_GRAYSCALE: c->d.out_color_space = JCS_GRAYSCALE; channels = 1; break;
     case JCS_YCbCr:

@@ -97,6 +97,20 @@ tsr_status tsr__png_read(const char *name, const unsigned char *data, size_t siz
         uint32_t w = (uint32_t)data[16] << 24 | (uint32_t)data[17] << 16 | (uint32_t)data[18] << 8 | data[19];
         uint32_t h = (uint32_t)data[20] << 24 | (uint32_t)data[21] << 16 | (uint32_t)data[22] << 8 | data[23];
         if (w && h && w <= PNG_UINT_31_MAX && h <= PNG_UINT_31_MAX && (s = tsr__check_pixels(name, w, h))) return s;
+        /* Decompression bomb guard under the pixel limit: deflate expands at most 1032:1, so a
+         * file holds at most 1032 bytes of filtered rows per byte of its size. A 100-byte file
+         * claiming 2^30 pixels is truncated, and refusing it here avoids allocating gigabytes for
+         * an image that libpng would find incomplete a few rows later. */
+        if (w && h && size >= 26) {
+            static const int samples[7] = {1, 0, 3, 1, 2, 0, 4};   /* per colour type */
+            int depth = data[24], ctype = data[25];
+            if (ctype <= 6 && samples[ctype] && depth >= 1 && depth <= 16) {
+                uint64_t row = ((uint64_t)w * (uint64_t)(samples[ctype] * depth) + 7) / 8 + 1;   /* + filter byte */
+                if (row * h / 1032 > (uint64_t)size)
+                    return tsr__fail(TSR_E_FORMAT, "%s: truncated PNG data (%zu bytes cannot hold a %ux%u image)", name,
+                                     size, (unsigned)w, (unsigned)h);
+            }
+        }
     }
     memset(&c, 0, sizeof c);
     c.name = name;

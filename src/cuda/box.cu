@@ -718,22 +718,8 @@ __device__ static inline void tsr__tl_load4(const tsr__box_args &a, int yy, int 
     for (int j = 0; j < 4; j++) v[j] = xm[j] < 0 ? (unsigned)a.value : (unsigned)row[xm[j]];
 }
 
-/* The output sample from a 32-bit window sum: MODE 0 is the float reciprocal (8-bit, area <=
- * 8191, sums below 2^24 convert exactly), 1 the double one; the threshold test when asked. */
-template <class T, int MODE>
-__device__ static inline T tsr__tl_result(const tsr__box_args &a, unsigned s, const T *src_row, int x)
-{
-    unsigned t = s + (unsigned)a.mean.half, m;
-    if (MODE == 0) m = __float2uint_rz(__fmul_rn(__fadd_rn(__uint2float_rn(t), 0.5f), a.mean.invf));
-    else m = (unsigned)__double2uint_rz(__dmul_rn(__dadd_rn(__uint2double_rn(t), 0.5), a.mean.invd));
-    if (!a.thresh) return (T)m;
-    int diff = (int)src_row[x] - (int)m;
-    int pass = a.inverse ? diff <= -a.idelta : diff > -a.idelta;
-    return (T)(pass ? a.maxval : 0);
-}
-
-template <class T, int MODE>
-__global__ void __launch_bounds__(TSR_TL_NT, 4) tsr__box_tiled_kernel(tsr__box_args a, int r4, int sh, int vec_ok)
+template <class T>
+__global__ void __launch_bounds__(TSR_TL_NT) tsr__box_tiled_kernel(tsr__box_args a, int r4, int sh, int vec_ok)
 {
     extern __shared__ uint4 tsr__tl_smem4[];
     unsigned *sm = (unsigned *)tsr__tl_smem4;
@@ -814,13 +800,12 @@ __global__ void __launch_bounds__(TSR_TL_NT, 4) tsr__box_tiled_kernel(tsr__box_a
             for (int r = 0; r < kr; r++) {
                 const unsigned *row = sm + r * L4;
                 const int y = yb + r;
-                T *out = tsr__cu_row<T>(a.dst, a.dstride, y) + x0;
-                const T *in = tsr__cu_row<T>(a.src, a.sstride, y) + x0;
+                T *out = tsr__cu_row<T>(a.dst, a.dstride, y);
                 for (int m = 0; m < 4; m++) {
                     int x = tid + m * TSR_TL_NT;
                     if (x0 + x >= a.w) break;
                     unsigned lo = x + lo_off >= 0 ? row[x + lo_off] : 0u;
-                    out[x] = tsr__tl_result<T, MODE>(a, row[x + hi_off] - lo, in, x);
+                    out[x0 + x] = tsr__box_result<T>(a, (unsigned long long)(row[x + hi_off] - lo), y, (size_t)(x0 + x));
                 }
             }
             __syncthreads();   /* the next rows reuse the shared rows */
@@ -855,16 +840,12 @@ static tsr_status tsr__box_tiled_run(const tsr__box_args &a, const tsr_image *sr
     dim3 grid((unsigned)gx, (unsigned)(gy < TSR_CU_MAX_GRID_Y ? gy : TSR_CU_MAX_GRID_Y));
     tsr_status s;
     (void)dst;
-    /* Sums fit 32 bits here (supports), so the mean is the float (mode 0) or double (1) one. */
-    if (src->depth == TSR_U8 && a.mean.mode == 0) {
-        if ((s = tsr__cu_allow_smem(tsr__box_tiled_kernel<uint8_t, 0>, smem))) return s;
-        tsr__box_tiled_kernel<uint8_t, 0><<<grid, TSR_TL_NT, smem, st>>>(a, r4, (int)sh, vec_ok);
-    } else if (src->depth == TSR_U8) {
-        if ((s = tsr__cu_allow_smem(tsr__box_tiled_kernel<uint8_t, 1>, smem))) return s;
-        tsr__box_tiled_kernel<uint8_t, 1><<<grid, TSR_TL_NT, smem, st>>>(a, r4, (int)sh, vec_ok);
+    if (src->depth == TSR_U8) {
+        if ((s = tsr__cu_allow_smem(tsr__box_tiled_kernel<uint8_t>, smem))) return s;
+        tsr__box_tiled_kernel<uint8_t><<<grid, TSR_TL_NT, smem, st>>>(a, r4, (int)sh, vec_ok);
     } else {
-        if ((s = tsr__cu_allow_smem(tsr__box_tiled_kernel<uint16_t, 1>, smem))) return s;
-        tsr__box_tiled_kernel<uint16_t, 1><<<grid, TSR_TL_NT, smem, st>>>(a, r4, (int)sh, vec_ok);
+        if ((s = tsr__cu_allow_smem(tsr__box_tiled_kernel<uint16_t>, smem))) return s;
+        tsr__box_tiled_kernel<uint16_t><<<grid, TSR_TL_NT, smem, st>>>(a, r4, (int)sh, vec_ok);
     }
     return TSR_CUDA_LAUNCHED(what);
 }

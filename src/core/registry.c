@@ -182,6 +182,16 @@ static const tsr_variant *tsr__choose(const tsr_op *op, tsr_backend backend, con
     return NULL;
 }
 
+/* Whether a default variant of this backend handles these inputs. */
+static int tsr__has_default(const tsr_op *op, tsr_backend backend, const tsr_image *src, const void *params)
+{
+    for (int i = 0; op->variants[i]; i++) {
+        const tsr_variant *v = op->variants[i];
+        if (v->backend == backend && v->is_default && (!v->supports || v->supports(src, params))) return 1;
+    }
+    return 0;
+}
+
 /* The variant tsr_run uses: a named one (exec, else TSR_VARIANT_<OP>) decides the backend under
  * AUTO; otherwise the backend resolves first and its default variant is taken. */
 static const tsr_variant *tsr__select(const tsr_op *op, const tsr_exec *ex, const tsr_image *src, const void *params,
@@ -196,6 +206,11 @@ static const tsr_variant *tsr__select(const tsr_op *op, const tsr_exec *ex, cons
         return NULL;
     }
     if (!(vname && *vname && backend == TSR_BACKEND_AUTO)) backend = tsr_resolve_backend(ex, src->memory);
+    /* Under auto, inputs that no default GPU variant handles (huge radii, say) go to the CPU's
+     * default rather than to one of the slow seed kernels that handle anything. */
+    if (ex->backend == TSR_BACKEND_AUTO && !(vname && *vname) && backend == TSR_BACKEND_CUDA &&
+        !tsr__has_default(op, TSR_BACKEND_CUDA, src, params))
+        backend = TSR_BACKEND_CPU;
     v = tsr__choose(op, backend, src, params, vname, status);
     if (v && v->backend == TSR_BACKEND_CUDA && !tsr__cuda_available()) {
         *status = tsr__fail(TSR_E_NO_DEVICE, "%s: variant '%s' needs a CUDA device and none is usable", op->name,

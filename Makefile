@@ -26,7 +26,6 @@ CORE_SRC := $(filter-out src/core/nocuda.c,$(wildcard src/core/*.c)) $(wildcard 
             $(wildcard src/cpu/*.c) $(wildcard src/io/*.c)
 CLI_SRC  := $(wildcard src/cli/*.c)
 TEST_SRC := $(wildcard tests/*.c)
-BENCH_SRC := $(wildcard bench/*.c)
 ifeq ($(CUDA),1)
 CU_SRC   := $(wildcard src/cuda/*.cu)
 CU_OBJ   := $(CU_SRC:%.cu=$(BUILD)/obj/%.o)
@@ -113,9 +112,6 @@ $(BUILD)/obj/tests/test_fuzz_regressions.o: tests/fuzz/fuzz_decode.h tests/fuzz/
 $(BUILD)/tessera-tests: $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/src/cli/args.o $(VIEW_OBJ) $(BUILD)/libtessera.a
 	$(LINK) -o $@ $^ $(LDLIBS) $(VIEW_LIBS) $(LDFLAGS)
 
-$(BUILD)/tessera-bench: $(BENCH_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/libtessera.a
-	$(LINK) -o $@ $^ $(LDLIBS) $(LDFLAGS)
-
 deps:
 	@PYTHON=$(PYTHON) bash scripts/deps.sh test
 
@@ -126,7 +122,7 @@ test: all $(BUILD)/tessera-tests
 	@PYTHON=$(PYTHON) bash scripts/deps.sh test
 	@PYTHON=$(PYTHON) BUILD=$(BUILD) bash tests/run.sh
 
-bench: all $(BUILD)/tessera-bench
+bench: all $(if $(filter 1,$(CUDA)),$(BUILD)/tessera-bench-cuda)
 	@PYTHON=$(PYTHON) bash scripts/deps.sh test
 	@PYTHON=$(PYTHON) BUILD=$(BUILD) bash bench/run.sh
 

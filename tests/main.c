@@ -55,6 +55,24 @@ unsigned tsr_test_rand(void)
     return tsr_rng;
 }
 
+unsigned char *tsr_test_read_file(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    unsigned char *p = NULL;
+    long len;
+    if (!f) return NULL;
+    if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
+        p = malloc((size_t)len + 1);
+        if (p && fread(p, 1, (size_t)len, f) != (size_t)len) {
+            free(p);
+            p = NULL;
+        }
+        *n = (size_t)len;
+    }
+    fclose(f);
+    return p;
+}
+
 static int tsr_cmp(const void *a, const void *b)
 {
     const char *fa = ((const __typeof__(tsr_tests[0]) *)a)->file, *fb = ((const __typeof__(tsr_tests[0]) *)b)->file;

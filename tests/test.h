@@ -12,6 +12,9 @@ void tsr_test_register(const char *name, tsr_test_fn fn, const char *file);
 void tsr_test_fail(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void tsr_test_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int tsr_test_failed(void);   /* failures so far in the running test */
+/* A whole file in malloc'd memory (one spare byte at the end), its size in *n; NULL if it
+ * cannot be read. */
+unsigned char *tsr_test_read_file(const char *path, size_t *n);
 /* Deterministic random numbers for tests (xorshift), seeded per test. */
 unsigned tsr_test_rand(void);
 

@@ -7,25 +7,7 @@ T=${TSR_BIN:-$PWD/build/tessera}
 IMG=$PWD/data/images
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
-passed=0 failed=0 skipped=0
-
-ok() {   # ok NAME STATUS
-    if [ "$2" -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL $1"; fi
-}
-
-# expect_fail NAME CODE CMD...: exits with CODE and prints exactly one line on stderr, naming something.
-expect_fail() {
-    local name=$1 code=$2; shift 2
-    "$@" >"$W/out.txt" 2>"$W/err.txt"
-    local rc=$? lines
-    lines=$(wc -l <"$W/err.txt")
-    if [ "$rc" -ne "$code" ] || [ "$lines" -ne 1 ]; then
-        echo "FAIL $name: exit $rc (wanted $code), $lines stderr line(s): $(head -c 300 "$W/err.txt")"
-        failed=$((failed + 1))
-    else
-        passed=$((passed + 1))
-    fi
-}
+. "$PWD/tests/lib.sh"
 
 # Help and discovery.
 "$T" --help | grep -q "exit codes"; ok "--help lists exit codes" $?
@@ -102,7 +84,7 @@ expect_fail "JPEG cannot hold alpha" 4 "$T" invert "$W/rgba.png" "$W/keep.jpg"
 cmp -s "$IMG/rocket.jpg" "$W/keep.jpg"; ok "an existing output survives a failed write" $?
 [ -z "$(ls "$W" | grep tessera-)" ]; ok "no temporary files left" $?
 mkdir "$W/ro" && chmod 500 "$W/ro"
-if [ "$(id -u)" = 0 ]; then skipped=$((skipped + 1)); echo "SKIP unwritable folder (running as root)"
+if [ "$(id -u)" = 0 ]; then skip "unwritable folder (running as root)"
 else expect_fail "unwritable folder" 1 "$T" invert "$IMG/page.png" "$W/ro/x.png"; fi
 if "$T" list | grep -q "^CUDA: compiled in; no usable device\|^CUDA: not compiled"; then
     expect_fail "--backend cuda without a GPU" 1 "$T" --backend cuda invert "$IMG/page.png" "$W/x.png"
@@ -115,5 +97,4 @@ else
     "$T" --quiet --backend cpu invert "$IMG/page.png" "$W/cpu.png" && cmp -s "$W/gpu.png" "$W/cpu.png"
     ok "GPU and CPU outputs are identical" $?
 fi
-echo "cli: $passed passed, $failed failed, $skipped skipped"
-[ "$failed" -eq 0 ]
+finish cli

@@ -67,24 +67,6 @@ static int fz_root(char *out, size_t n)
     return 0;
 }
 
-static unsigned char *fz_slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    unsigned char *p = NULL;
-    long len;
-    if (!f) return NULL;
-    if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
-        p = malloc((size_t)len + 1);
-        if (p && fread(p, 1, (size_t)len, f) != (size_t)len) {
-            free(p);
-            p = NULL;
-        }
-        *n = (size_t)len;
-    }
-    fclose(f);
-    return p;
-}
-
 /* Run every file of dir through entry, each in a child; returns the number of files run. */
 static int fz_replay(const char *dir, int (*entry)(const uint8_t *, size_t))
 {
@@ -100,7 +82,7 @@ static int fz_replay(const char *dir, int (*entry)(const uint8_t *, size_t))
         int st = 0;
         if (e->d_name[0] == '.' || !strcmp(e->d_name, "README")) continue;
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        p = fz_slurp(path, &n);
+        p = tsr_test_read_file(path, &n);
         CHECK_MSG(p != NULL, "%s: cannot read", path);
         if (!p) continue;
         fflush(NULL);

@@ -66,25 +66,6 @@ static int io_write_bytes(const char *path, const void *p, size_t n)
     return fclose(f) == 0;
 }
 
-/* Whole file into malloc'd memory (NULL if unreadable). */
-static unsigned char *io_read_bytes(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    unsigned char *p = NULL;
-    long len;
-    if (!f) return NULL;
-    if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
-        p = malloc((size_t)len + 1);
-        if (p && fread(p, 1, (size_t)len, f) != (size_t)len) {
-            free(p);
-            p = NULL;
-        }
-        *n = (size_t)len;
-    }
-    fclose(f);
-    return p;
-}
-
 /* An image of random samples. */
 static tsr_image io_random(int w, int h, int c, tsr_depth d)
 {
@@ -300,10 +281,10 @@ TEST(test_io_roundtrip_jpeg)
         unsigned char *p;
         snprintf(path, sizeof path, "%s/q1.jpg", dir);
         CHECK_OK(tsr_write(path, &a, 1));
-        free(io_read_bytes(path, &n1));
+        free(tsr_test_read_file(path, &n1));
         snprintf(path, sizeof path, "%s/q95.jpg", dir);
         CHECK_OK(tsr_write(path, &a, 95));
-        p = io_read_bytes(path, &n95);
+        p = tsr_test_read_file(path, &n95);
         CHECK(p && n95 > 3 && p[0] == 0xff && p[1] == 0xd8);
         free(p);
         CHECK_MSG(n1 < n95, "q1 %zu bytes, q95 %zu bytes", n1, n95);
@@ -544,7 +525,7 @@ TEST(test_io_absurd_sizes)
         snprintf(path, sizeof path, "%s/huge.jpg", dir);
         CHECK_OK(tsr_write(path, &a, 0));
         tsr_image_free(&a);
-        p = io_read_bytes(path, &n);
+        p = tsr_test_read_file(path, &n);
         for (size_t i = 2; p && i + 9 < n; i++)
             if (p[i] == 0xff && (p[i + 1] == 0xc0 || p[i + 1] == 0xc2)) {
                 p[i + 5] = 0xfd, p[i + 6] = 0xe8, p[i + 7] = 0xfd, p[i + 8] = 0xe8;
@@ -613,7 +594,7 @@ TEST(test_io_truncated)
         snprintf(cut, sizeof cut, "%s/cut%d.%s", dir, f, exts[f]);
         CHECK_OK(tsr_write(path, &a, 0));
         tsr_image_free(&a);
-        p = io_read_bytes(path, &n);
+        p = tsr_test_read_file(path, &n);
         if (!p) continue;
         for (size_t len = 1; len < n; len += len < 64 ? 1 : len < 512 ? 7 : 97) {
             io_write_bytes(cut, p, len);
@@ -660,7 +641,7 @@ TEST(test_io_garbage)
         snprintf(path, sizeof path, "%s/flip.%s", dir, exts[f]);
         CHECK_OK(tsr_write(path, &a, 0));
         tsr_image_free(&a);
-        p = io_read_bytes(path, &n);
+        p = tsr_test_read_file(path, &n);
         for (int t = 0; p && t < 200; t++) {
             unsigned char *q = malloc(n);
             tsr_image b = {0};
@@ -775,7 +756,7 @@ TEST(test_io_write_atomic)
     snprintf(path, sizeof path, "%s/target.jpg", dir);
     io_write_bytes(path, "original", 8);
     CHECK_EQ(tsr_write(path, &a, 0), TSR_E_UNSUPPORTED);   /* 4 channels to JPEG */
-    p = io_read_bytes(path, &n);
+    p = tsr_test_read_file(path, &n);
     CHECK(p && n == 8 && !memcmp(p, "original", 8));
     free(p);
     CHECK_EQ(io_count_files(dir), 1);
@@ -785,7 +766,7 @@ TEST(test_io_write_atomic)
         snprintf(path, sizeof path, "%s/target.ppm", dir);
         io_write_bytes(path, "original", 8);
         CHECK_EQ(tsr_write(path, &g, 0), TSR_E_UNSUPPORTED);
-        p = io_read_bytes(path, &n);
+        p = tsr_test_read_file(path, &n);
         CHECK(p && n == 8 && !memcmp(p, "original", 8));
         free(p);
         tsr_image_free(&g);
@@ -928,7 +909,7 @@ TEST(test_io_pnm_details)
             size_t n = 0;
             snprintf(path, sizeof path, "%s/d2.ppm", dir);
             CHECK_OK(tsr_write(path, &im, 0));
-            p = io_read_bytes(path, &n);
+            p = tsr_test_read_file(path, &n);
             CHECK(p && n == 19 && !memcmp(p, "P6\n1 1\n65535\n\x12\x34\xab\xcd\x00\x01", 19));
             free(p);
         }

@@ -10,33 +10,8 @@ PY=${PYTHON:-$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo python3
 IMG=$PWD/data/images
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
-passed=0 failed=0 skipped=0
+. "$PWD/tests/lib.sh"
 
-ok() {   # ok NAME STATUS
-    if [ "$2" -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL $1"; fi
-}
-skip() { skipped=$((skipped + 1)); echo "SKIP $1"; }
-finish() {
-    echo "view-cli: $passed passed, $failed failed, $skipped skipped"
-    [ "$failed" -eq 0 ]
-    exit
-}
-
-# expect_fail NAME CODE CMD...: exits with CODE and prints exactly one line on stderr.
-expect_fail() {
-    local name=$1 code=$2; shift 2
-    "$@" >"$W/out.txt" 2>"$W/err.txt"
-    local rc=$? lines
-    lines=$(wc -l <"$W/err.txt")
-    if [ "$rc" -ne "$code" ] || [ "$lines" -ne 1 ]; then
-        echo "FAIL $name: exit $rc (wanted $code), $lines stderr line(s): $(head -c 300 "$W/err.txt")"
-        failed=$((failed + 1))
-    else
-        passed=$((passed + 1))
-    fi
-}
-
-# same SHOT REF [X0 X1]: the RGB screenshot equals REF (gray spread to R=G=B) in columns [X0, X1).
 same() {
     "$PY" - "$@" <<'EOF'
 import sys, cv2, numpy as np
@@ -56,7 +31,7 @@ EOF
 if "$T" view --help 2>&1 | grep -q "this build has no viewer"; then
     expect_fail "view without a viewer build: one line, exit 4" 4 "$T" view "$IMG/camera.png"
     skip "everything else: this build has no viewer"
-    finish
+    finish view-cli
 fi
 
 # Help and refusals that need no GL.
@@ -82,7 +57,7 @@ fi
 if ! "$T" --quiet view "$IMG/camera.png" --headless --screenshot "$W/probe.png" 2>"$W/err.txt"; then
     if grep -q "no off-screen OpenGL" "$W/err.txt"; then
         skip "headless screenshots: $(cat "$W/err.txt")"
-        finish
+        finish view-cli
     fi
     ok "headless probe: $(cat "$W/err.txt")" 1
 fi
@@ -161,4 +136,4 @@ else
         ok "unit test_view_window_screenshot under a display" $?
     fi
 fi
-finish
+finish view-cli

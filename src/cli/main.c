@@ -147,6 +147,7 @@ static int tsr__cmd_op(const tsr_op *op, int argc, char **argv, const tsr_cli_co
         tsr_image_free(&out);
         return tsr_cli_fail(NULL, s ? s : TSR_E_ARG);
     }
+    s = TSR_OK;
     if (v->backend == TSR_BACKEND_CUDA) {
         /* Upload once, run on device images, download: each stage timed on its own. */
         c.exec.backend = TSR_BACKEND_CUDA;
@@ -163,7 +164,17 @@ static int tsr__cmd_op(const tsr_op *op, int argc, char **argv, const tsr_cli_co
         t[4] = tsr_cli_now();
         tsr_image_free(&din);
         tsr_image_free(&dout);
-    } else {
+        /* Under auto an image too large for the GPU's memory runs on the CPU, and says so. */
+        if (s == TSR_E_DEVICE_NOMEM && asked == TSR_BACKEND_AUTO && !c.exec.variant) {
+            tsr_image_free(&out);
+            if (!c.quiet) fprintf(stderr, "tessera: %s: out of GPU memory, running on the CPU\n", op->name);
+            c.exec.backend = TSR_BACKEND_CPU;
+            v = tsr_choose_variant(op, &c.exec, &in, params);
+            t[1] = tsr_cli_now();
+            s = v ? TSR_OK : TSR_E_UNSUPPORTED;
+        }
+    }
+    if (!s && v->backend == TSR_BACKEND_CPU) {
         c.exec.backend = TSR_BACKEND_CPU;
         t[2] = t[1];
         s = tsr_run(op, &in, &out, params, &c.exec);

@@ -245,12 +245,68 @@ static tsr_status tsr__transfer(const tsr_image *img, tsr_memory mem, tsr_image 
     return TSR_OK;
 }
 
+/* Run the chosen variant v: move the input to its memory, give it an output there (the
+ * caller's when it lives there), and bring the result back to the caller's memory. */
+static tsr_status tsr__run_variant(const tsr_op *op, const tsr_variant *v, const tsr_image *src, tsr_image *dst,
+                                   const tsr_image *shape, const void *params, const tsr_exec *ex)
+{
+    tsr_memory vmem = v->backend == TSR_BACKEND_CUDA ? TSR_DEVICE : TSR_HOST;
+    tsr_image out, in_v = {0}, out_v = {0};
+    const tsr_image *in = src;
+    int need_out_copy;
+    tsr_status s;
+    if (tsr__log_enabled())
+        fprintf(stderr, "tessera: %s: %s variant '%s'\n", op->name, tsr_backend_name(v->backend), v->name);
+    if (dst->data && (dst->width != shape->width || dst->height != shape->height || dst->channels != shape->channels ||
+                      dst->depth != shape->depth))
+        return tsr__fail(TSR_E_SIZE, "%s: the output image is %dx%dx%d/%d-byte, expected %dx%dx%d/%d-byte", op->name,
+                         dst->width, dst->height, dst->channels, (int)dst->depth, shape->width, shape->height,
+                         shape->channels, (int)shape->depth);
+    if (src->memory != vmem) {
+        if ((s = tsr__transfer(src, vmem, &in_v, ex->stream))) return s;
+        in = &in_v;
+    }
+    need_out_copy = dst->data ? dst->memory != vmem : src->memory != vmem;
+    if (dst->data && !need_out_copy) {
+        out = *dst;
+    } else {
+        s = tsr_image_create(&out_v, shape->width, shape->height, shape->channels, shape->depth, vmem);
+        if (s) {
+            tsr_image_free(&in_v);
+            return s;
+        }
+        out = out_v;
+    }
+    s = v->run(in, &out, params, ex);
+    if (!s && need_out_copy) {
+        if (dst->data) {
+            s = tsr_image_copy(&out, dst, ex->stream);
+            if (!s) s = tsr__cuda_sync(ex->stream);
+        } else {
+            tsr_image moved;
+            s = tsr__transfer(&out, src->memory, &moved, ex->stream);
+            if (!s) *dst = moved;
+        }
+        tsr_image_free(&out_v);
+    } else if (!s && !dst->data) {
+        *dst = out_v;          /* hand the new image to the caller */
+    } else {
+        tsr_image_free(&out_v);
+    }
+    /* A temporary device input must outlive the kernels queued on it. */
+    if (in_v.data && in_v.memory == TSR_DEVICE) {
+        tsr_status s2 = tsr__cuda_sync(ex->stream);
+        if (!s) s = s2;
+    }
+    tsr_image_free(&in_v);
+    return s;
+}
+
 tsr_status tsr_run(const tsr_op *op, const tsr_image *src, tsr_image *dst, const void *params,
                    const tsr_exec *ex)
 {
     tsr_exec defaults = {TSR_BACKEND_AUTO, NULL, NULL, 0};
-    tsr_image shape, out, in_v = {0}, out_v = {0};
-    const tsr_image *in = src;
+    tsr_image shape;
     const tsr_variant *v;
     tsr_status s;
 
@@ -266,60 +322,16 @@ tsr_status tsr_run(const tsr_op *op, const tsr_image *src, tsr_image *dst, const
     if (!op->variants) tsr_op_at(0);
     v = tsr__select(op, ex, src, params, &s);
     if (!v) return s;
-    if (tsr__log_enabled())
-        fprintf(stderr, "tessera: %s: %s variant '%s'\n", op->name, tsr_backend_name(v->backend), v->name);
-
-    /* Bring the input to the variant's memory. */
-    {
-        tsr_memory vmem = v->backend == TSR_BACKEND_CUDA ? TSR_DEVICE : TSR_HOST;
-        int need_out_copy;
-        if (src->memory != vmem) {
-            if ((s = tsr__transfer(src, vmem, &in_v, ex->stream))) return s;
-            in = &in_v;
-        }
-        /* Output: the caller's buffer when it lives in the variant's memory, else a temporary. */
-        need_out_copy = dst->data ? dst->memory != vmem : src->memory != vmem;
-        if (dst->data) {
-            if (dst->width != shape.width || dst->height != shape.height || dst->channels != shape.channels ||
-                dst->depth != shape.depth) {
-                tsr_image_free(&in_v);
-                return tsr__fail(TSR_E_SIZE, "%s: the output image is %dx%dx%d/%d-byte, expected %dx%dx%d/%d-byte",
-                                 op->name, dst->width, dst->height, dst->channels, (int)dst->depth, shape.width,
-                                 shape.height, shape.channels, (int)shape.depth);
-            }
-        }
-        if (dst->data && !need_out_copy) {
-            out = *dst;
-        } else {
-            s = tsr_image_create(&out_v, shape.width, shape.height, shape.channels, shape.depth, vmem);
-            if (s) {
-                tsr_image_free(&in_v);
-                return s;
-            }
-            out = out_v;
-        }
-        s = v->run(in, &out, params, ex);
-        if (!s && need_out_copy) {
-            if (dst->data) {
-                s = tsr_image_copy(&out, dst, ex->stream);
-                if (!s) s = tsr__cuda_sync(ex->stream);
-            } else {
-                tsr_image moved;
-                s = tsr__transfer(&out, src->memory, &moved, ex->stream);
-                if (!s) *dst = moved;
-            }
-            tsr_image_free(&out_v);
-        } else if (!s && !dst->data) {
-            *dst = out_v;          /* hand the new image to the caller */
-        } else {
-            tsr_image_free(&out_v);
-        }
-        /* A temporary device input must outlive the kernels queued on it. */
-        if (in_v.data && in_v.memory == TSR_DEVICE) {
-            tsr_status s2 = tsr__cuda_sync(ex->stream);
-            if (!s) s = s2;
-        }
-        tsr_image_free(&in_v);
+    s = tsr__run_variant(op, v, src, dst, &shape, params, ex);
+    /* Under auto, host images that do not fit in device memory run on the CPU instead. */
+    if (s == TSR_E_DEVICE_NOMEM && ex->backend == TSR_BACKEND_AUTO && src->memory == TSR_HOST &&
+        (!dst->data || dst->memory == TSR_HOST) && !(ex->variant && *ex->variant) && !tsr__env_variant(op)) {
+        tsr_exec cpu = *ex;
+        cpu.backend = TSR_BACKEND_CPU;
+        cpu.stream = NULL;
+        if (tsr__log_enabled()) fprintf(stderr, "tessera: %s: out of device memory, running on the CPU\n", op->name);
+        v = tsr__select(op, &cpu, src, params, &s);
+        if (v) s = tsr__run_variant(op, v, src, dst, &shape, params, &cpu);
     }
     return s;
 }

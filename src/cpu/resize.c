@@ -304,14 +304,12 @@ static tsr_status tsr__resize_threaded(const tsr_image *src, tsr_image *dst, con
     memset(&j, 0, sizeof j);
     j.src = src;
     j.dst = dst;
-    /* 32-bit column sums of fy rows of 16-bit samples fit while fy <= 65537. */
-    if (tsr__resize_is_integer(src, p, &j.fx, &j.fy) && j.fy <= 65537) {
+    if (tsr__resize_is_integer(src, p, &j.fx, &j.fy)) {
+        /* 32-bit column sums of fy rows of 16-bit samples fit while fy <= 65537; taller cells
+         * (a 65538-row image shrunk to one row) take the reference's 64-bit sums. */
+        if (j.fy > 65537) return tsr__resize_reference(src, dst, params, ex);
         tsr__parallel_for(dst->height, 1, tsr__exec_threads(ex), tsr__resize_int_rows, &j);
         return j.status;
-    }
-    if (tsr__resize_is_integer(src, p, &j.fx, &j.fy)) {
-        tsr_variant const *ref = &tsr__resize_cpu[0];
-        return ref->run(src, dst, params, ex);
     }
     if ((j.status = tsr__area_plan_make(src, dst->width, dst->height, &j.plan))) return j.status;
     tsr__parallel_for(dst->height, 1, tsr__exec_threads(ex), tsr__resize_area_rows, &j);

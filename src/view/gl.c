@@ -130,6 +130,16 @@ static int tsr__gl_context_offscreen(tsr__gl *g, char *why, size_t nwhy)
     return 1;
 }
 
+/* A context with nothing open and no CUDA device found (g's old contents are not read). */
+static void tsr__gl_empty(tsr__gl *g)
+{
+    memset(g, 0, sizeof *g);
+    g->dpy = EGL_NO_DISPLAY;
+    g->ctx = EGL_NO_CONTEXT;
+    g->surf = EGL_NO_SURFACE;
+    g->cuda_device = -1;
+}
+
 /* Undo a failed attempt so the next one starts clean. */
 static void tsr__gl_reset(tsr__gl *g)
 {
@@ -218,11 +228,7 @@ tsr_status tsr__gl_open_headless(tsr__gl *g)
     const char *force = getenv("TSR_VIEW_EGL"), *cext;
     char why[4][240] = {"", "", "", ""};
     PFNEGLGETPLATFORMDISPLAYEXTPROC platform_display;
-    memset(g, 0, sizeof *g);
-    g->dpy = EGL_NO_DISPLAY;
-    g->ctx = EGL_NO_CONTEXT;
-    g->surf = EGL_NO_SURFACE;
-    g->cuda_device = -1;
+    tsr__gl_empty(g);
     if (force && !*force) force = NULL;
     if (force && strcmp(force, "device") && strcmp(force, "surfaceless") && strcmp(force, "default"))
         return tsr__fail(TSR_E_ARG, "TSR_VIEW_EGL='%s' is not one of device|surfaceless|default", force);
@@ -264,11 +270,7 @@ tsr_status tsr__gl_open_window(tsr__gl *g, int w, int h, const char *title)
     XSetWindowAttributes swa;
     int nvi = 0;
     tsr_status s;
-    memset(g, 0, sizeof *g);
-    g->dpy = EGL_NO_DISPLAY;
-    g->ctx = EGL_NO_CONTEXT;
-    g->surf = EGL_NO_SURFACE;
-    g->cuda_device = -1;
+    tsr__gl_empty(g);
     Display *xdpy = XOpenDisplay(NULL);
     g->xdpy = xdpy;
     if (!xdpy)
@@ -341,11 +343,7 @@ tsr_status tsr__gl_open_window(tsr__gl *g, int w, int h, const char *title)
 tsr_status tsr__gl_open_window(tsr__gl *g, int w, int h, const char *title)
 {
     (void)w, (void)h, (void)title;
-    memset(g, 0, sizeof *g);
-    g->dpy = EGL_NO_DISPLAY;
-    g->ctx = EGL_NO_CONTEXT;
-    g->surf = EGL_NO_SURFACE;
-    g->cuda_device = -1;
+    tsr__gl_empty(g);
     return tsr__fail(TSR_E_UNSUPPORTED, "this build has no windows (install libx11-dev and rebuild); use --headless");
 }
 #endif
@@ -368,9 +366,5 @@ void tsr__gl_close(tsr__gl *g)
         XCloseDisplay((Display *)g->xdpy);
     }
 #endif
-    memset(g, 0, sizeof *g);
-    g->dpy = EGL_NO_DISPLAY;
-    g->ctx = EGL_NO_CONTEXT;
-    g->surf = EGL_NO_SURFACE;
-    g->cuda_device = -1;
+    tsr__gl_empty(g);
 }

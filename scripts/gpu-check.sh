@@ -27,10 +27,11 @@ timeout 240 ./build/tessera-bench-cuda >"$OUT/bench-gpu.log" 2>&1
 echo "GPU benchmark: exit $?"
 grep -E "copy|invert|box|threshold|sums|gray|resize" "$OUT/bench-gpu.log" | head -60
 if command -v compute-sanitizer >/dev/null; then
-    # memcheck over the GPU-specific tests; racecheck (much slower) over the device chain only.
-    for tool in memcheck racecheck; do
-        if [ $tool = memcheck ]; then tests="cuda"; else tests="cuda_device_chain"; fi
-        timeout 90 compute-sanitizer --tool $tool --error-exitcode 9 ./build/tessera-tests $tests \
+    # memcheck and initcheck over the GPU-specific tests; racecheck (much slower) over the
+    # device chain only.
+    for tool in memcheck initcheck racecheck; do
+        if [ $tool = racecheck ]; then tests="cuda_device_chain"; else tests="cuda"; fi
+        TSR_TEST_SANITIZER=1 timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 ./build/tessera-tests $tests \
             >"$OUT/sanitizer-$tool.log" 2>&1
         echo "compute-sanitizer $tool: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer-$tool.log" | tail -n 1))"
     done

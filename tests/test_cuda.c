@@ -360,3 +360,55 @@ TEST(test_cuda_large_defaults)
     }
     tsr_image_free(&img);
 }
+
+/* Out of device memory: with nearly all of the GPU's memory taken by this process, a host
+ * image too large for what is left gets TSR_E_DEVICE_NOMEM under the CUDA backend and runs on
+ * the CPU under auto, with the reference's result. The memory is given back afterwards. */
+TEST(test_cuda_out_of_memory_fallback)
+{
+#ifdef TSR_HAVE_CUDA
+    enum { MAX_BLOCKS = 4096 };
+    static void *blocks[MAX_BLOCKS];
+    int nblocks = 0;
+    size_t free_b = 0, total_b = 0, chunk = (size_t)1 << 30;
+    tsr_image img, ref = {0}, out = {0};
+    tsr_exec gpu = {TSR_BACKEND_CUDA, NULL, NULL, 0}, autox = {TSR_BACKEND_AUTO, NULL, NULL, 0};
+    tsr_box_params bp = {3, -1, -1, 0, 0};
+    int at;
+    NEED_DEVICE();
+    /* compute-sanitizer counts each refused cudaMalloc as an API error. */
+    if (getenv("TSR_TEST_SANITIZER")) SKIP("deliberate allocation failures under compute-sanitizer");
+    CHECK_OK(tsr_image_create(&img, 4096, 4096, 1, TSR_U8, TSR_HOST));
+    fill_random(&img);
+    ref = reference("box", &img, &bp);
+    /* Warm the library's own device state first, so that only image buffers are refused. */
+    CHECK_OK(tsr_box(&img, &out, &bp, &gpu));
+    tsr_image_free(&out);
+    /* Take memory in shrinking chunks until less than 4 MiB is left. */
+    while (chunk >= ((size_t)1 << 20) && nblocks < MAX_BLOCKS) {
+        void *p = NULL;
+        if (cudaMalloc(&p, chunk) == cudaSuccess) blocks[nblocks++] = p;
+        else {
+            (void)cudaGetLastError();
+            chunk /= 2;
+        }
+    }
+    cudaMemGetInfo(&free_b, &total_b);
+    CHECK_MSG(free_b < ((size_t)16 << 20), "could not fill device memory (%zu bytes free)", free_b);
+    CHECK_EQ(tsr_box(&img, &out, &bp, &gpu), TSR_E_DEVICE_NOMEM);
+    CHECK(out.data == NULL);
+    CHECK(strstr(tsr_last_error(), "memory") != NULL);
+    CHECK_OK(tsr_box(&img, &out, &bp, &autox));
+    if (ref.data && out.data) CHECK_MSG(same_pixels(&ref, &out, &at), "auto fallback differs at row %d", at);
+    tsr_image_free(&out);
+    while (nblocks) cudaFree(blocks[--nblocks]);
+    /* With the memory back, the GPU runs again. */
+    CHECK_OK(tsr_box(&img, &out, &bp, &gpu));
+    if (ref.data && out.data) CHECK_MSG(same_pixels(&ref, &out, &at), "box after release differs at row %d", at);
+    tsr_image_free(&out);
+    tsr_image_free(&ref);
+    tsr_image_free(&img);
+#else
+    SKIP("built without CUDA");
+#endif
+}

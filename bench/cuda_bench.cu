@@ -418,6 +418,45 @@ int main(int argc, char **argv)
                 unsetenv("TSR_CUDA_BOX_MINB");
                 tsr_image_free(&ref);
             }
+            /* box/warp and threshold/warp: strip height (TSR_CUDA_WARP_STRIP) x register cap
+             * (TSR_CUDA_WARP_MINB), outputs compared with the default configuration's. */
+            for (const char *opname : {"box", "threshold"}) {
+                const tsr_op *wop = tsr_op_find(opname);
+                const tsr_variant *warp = NULL;
+                for (int vi = 0; wop->variants[vi]; vi++)
+                    if (wop->variants[vi]->backend == TSR_BACKEND_CUDA && !strcmp(wop->variants[vi]->name, "warp"))
+                        warp = wop->variants[vi];
+                if (!warp) continue;
+                printf("\n-- %s/warp sweep (10 runs each): strip height, register cap\n", opname);
+                for (int r : {1, 7, 15, 31, 64}) {
+                    bench_case c;
+                    tsr_image ref = {0};
+                    memset(&c, 0, sizeof c);
+                    if (!strcmp(opname, "box")) c.p.box = {r, -1, -1, TSR_BORDER_REFLECT101, 0};
+                    else c.p.thr = {2 * r + 1, 5.0, 0, 0, 255};
+                    double def_us = time_variant(wop, warp, &g, &c.p, &ref);
+                    char lab0[64];
+                    snprintf(lab0, sizeof lab0, "r=%d default", r);
+                    print_row(opname, "warp", lab0, def_us, 2.0 * w * h, NULL, -1);
+                    for (int minb : {8, 4})
+                        for (int sh : {32, 64, 128, 256, 512}) {
+                            char val[16], lab[64];
+                            tsr_image out = {0};
+                            snprintf(val, sizeof val, "%d", sh);
+                            setenv("TSR_CUDA_WARP_STRIP", val, 1);
+                            snprintf(val, sizeof val, "%d", minb);
+                            setenv("TSR_CUDA_WARP_MINB", val, 1);
+                            double us = time_variant(wop, warp, &g, &c.p, &out);
+                            snprintf(lab, sizeof lab, "r=%d sh=%d minb=%d%s", r, sh, minb,
+                                     out.data && ref.data && same_image(&out, &ref) ? "" : " DIFF");
+                            print_row(opname, "warp", lab, us, 2.0 * w * h, NULL, -1);
+                            tsr_image_free(&out);
+                        }
+                    unsetenv("TSR_CUDA_WARP_STRIP");
+                    unsetenv("TSR_CUDA_WARP_MINB");
+                    tsr_image_free(&ref);
+                }
+            }
             /* column sums: rows per band (TSR_CUDA_SUMS_BAND) */
             {
                 const tsr_op *sop = tsr_op_find("sums");

@@ -878,6 +878,246 @@ static tsr_status tsr__threshold_tiled(const tsr_image *src, tsr_image *dst, con
     return tsr__box_tiled_run(a, src, dst, (cudaStream_t)ex->stream, "threshold/tiled kernel");
 }
 
+/* ------------------------------------------------------------------------ warp */
+
+/* box/warp and threshold/warp: 8-bit, one channel. Each warp is an independent machine with no
+ * block barrier: it owns a segment of 256 consecutive columns (8 per lane, one 8-byte load per
+ * source row) and a strip of rows. Column sums of up to 257 rows fit 16 bits, so each lane keeps
+ * its 8 running column sums as four packed pairs and slides them with one 3-input add per pair.
+ * Per output row the warp turns the 256 sums into prefix sums (8 serial adds per lane, a 5-step
+ * shuffle scan), parks them in its own padded shared row (__syncwarp only) and forms every
+ * window sum as the difference of two of them. The mean is floor((sum + half) / area) by a
+ * multiply-high and shift whose exactness the host proves for the largest possible sum. The rows
+ * entering and leaving the window are loaded TSR_WP_DEPTH rows ahead of their use, so each warp
+ * keeps several loads in flight. The outer rx + 1 (left, rounded up to 8) and rx (right) columns
+ * of a segment are halo: segments overlap by that much, re-read from L1/L2. */
+enum { TSR_WP_CPT = 8, TSR_WP_SEG = 32 * TSR_WP_CPT, TSR_WP_WARPS = 4, TSR_WP_DEPTH = 2,
+       TSR_WP_PSEG = TSR_WP_SEG + TSR_WP_SEG / 8 };
+
+/* Geometry and mean constants of one warp launch (see tsr__box_warp_plan). */
+struct tsr__warp_geom {
+    int pad_l;          /* halo columns left of the segment's outputs: rx + 1 rounded up to 8 */
+    int ow;             /* output columns per segment, a multiple of 8 */
+    int nseg, strip_h, nstrips;
+    unsigned half, magic;
+    int shift;          /* mean = umulhi(sum + half, magic) >> shift, exact (host-checked) */
+    int vec;            /* source and destination 8-byte aligned (pointers and strides) */
+};
+
+/* Shared index of prefix entry i: one pad word per 8 makes both the stores (lane stride 9) and
+ * the window reads (any offset, lane stride 9) free of bank conflicts. */
+__device__ __forceinline__ int tsr__wp_pad(int i) { return i + (i >> 3); }
+
+/* The 8 bytes of w as four packed 16-bit pairs (bytes 0,1 / 2,3 / 4,5 / 6,7). */
+__device__ __forceinline__ void tsr__wp_pairs(uint2 w, unsigned q[4])
+{
+    q[0] = __byte_perm(w.x, 0, 0x4140);
+    q[1] = __byte_perm(w.x, 0, 0x4342);
+    q[2] = __byte_perm(w.y, 0, 0x4140);
+    q[3] = __byte_perm(w.y, 0, 0x4342);
+}
+
+template <int THRESH, int MINB>
+__global__ void __launch_bounds__(TSR_WP_WARPS * 32, MINB) tsr__box_warp_kernel(tsr__box_args a, tsr__warp_geom g)
+{
+    __shared__ unsigned sp[TSR_WP_WARPS][TSR_WP_PSEG];
+    const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5;
+    const int seg = blockIdx.x * TSR_WP_WARPS + wib;
+    if (seg >= g.nseg) return;   /* the whole warp leaves; nothing below waits for other warps */
+    unsigned *P = sp[wib];
+    const int x0 = seg * g.ow, xs = x0 - g.pad_l, o0 = TSR_WP_CPT * lane, xo = x0 + o0;
+    const int out_any = o0 < g.ow && xo < a.w;
+    const int out_full = g.vec && o0 + TSR_WP_CPT <= g.ow && xo + TSR_WP_CPT <= a.w;
+    const int base_hi = g.pad_l + o0 + a.rx, span = 2 * a.rx + 1;
+
+    for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y) {
+        const int y0 = strip * g.strip_h, y1 = min(a.h, y0 + g.strip_h);
+        unsigned c[4] = {0, 0, 0, 0}, q[4], r[4];
+        for (int k = -a.ry; k <= a.ry; k++) {
+            tsr__wp_pairs(tsr__fast_load<uint8_t, 1>(a, tsr__cu_border_index(y0 + k, a.h, a.border), xs, o0, g.vec), q);
+#pragma unroll
+            for (int j = 0; j < 4; j++) c[j] += q[j];
+        }
+        /* Slot k holds the rows that enter and leave after output row y + k, and for the
+         * threshold the source samples of row y + k. */
+        uint2 qin[TSR_WP_DEPTH], qout[TSR_WP_DEPTH], qsrc[TSR_WP_DEPTH];
+#pragma unroll
+        for (int k = 0; k < TSR_WP_DEPTH; k++) {
+            int y = y0 + k;
+            qin[k] = qout[k] = qsrc[k] = make_uint2(0, 0);
+            if (y + 1 < y1) {
+                qin[k] = tsr__fast_load<uint8_t, 1>(a, tsr__cu_border_index(y + 1 + a.ry, a.h, a.border), xs, o0, g.vec);
+                qout[k] = tsr__fast_load<uint8_t, 1>(a, tsr__cu_border_index(y - a.ry, a.h, a.border), xs, o0, g.vec);
+            }
+            if (THRESH && y < y1 && out_full) qsrc[k] = __ldg((const uint2 *)(tsr__cu_row<uint8_t>(a.src, a.sstride, y) + xo));
+        }
+        for (int yb = y0; yb < y1; yb += TSR_WP_DEPTH) {
+#pragma unroll
+            for (int k = 0; k < TSR_WP_DEPTH; k++) {
+                const int y = yb + k;
+                if (y >= y1) break;
+                /* Prefix of the 256 column sums: lane-serial, then across the warp. */
+                unsigned p[8];
+                p[0] = c[0] & 0xffffu;
+                p[1] = p[0] + (c[0] >> 16);
+                p[2] = p[1] + (c[1] & 0xffffu);
+                p[3] = p[2] + (c[1] >> 16);
+                p[4] = p[3] + (c[2] & 0xffffu);
+                p[5] = p[4] + (c[2] >> 16);
+                p[6] = p[5] + (c[3] & 0xffffu);
+                p[7] = p[6] + (c[3] >> 16);
+                unsigned incl = p[7];
+#pragma unroll
+                for (int o = 1; o < 32; o <<= 1) {
+                    unsigned n = __shfl_up_sync(0xffffffffu, incl, o);
+                    if (lane >= o) incl += n;
+                }
+                const unsigned base = incl - p[7];
+#pragma unroll
+                for (int j = 0; j < 8; j++) P[9 * lane + j] = p[j] + base;
+                __syncwarp();
+                if (out_any) {
+                    unsigned m[8];
+#pragma unroll
+                    for (int j = 0; j < 8; j++) {
+                        int hi = base_hi + j;
+                        unsigned t = P[tsr__wp_pad(hi)] - P[tsr__wp_pad(hi - span)] + g.half;
+                        m[j] = __umulhi(t, g.magic) >> g.shift;
+                    }
+                    uint2 sv = qsrc[k];
+                    if (THRESH && !out_full) {
+                        const uint8_t *srow = tsr__cu_row<uint8_t>(a.src, a.sstride, y);
+                        sv = make_uint2(0, 0);
+#pragma unroll
+                        for (int j = 0; j < 8; j++)
+                            if (o0 + j < g.ow && xo + j < a.w) tsr__pk_set<uint8_t>(sv, j, srow[xo + j]);
+                    }
+                    if (THRESH) {
+#pragma unroll
+                        for (int j = 0; j < 8; j++) {
+                            int diff = (int)tsr__pk_get<uint8_t>(sv, j) - (int)m[j];
+                            int pass = a.inverse ? diff <= -a.idelta : diff > -a.idelta;
+                            m[j] = pass ? (unsigned)a.maxval : 0u;
+                        }
+                    }
+                    uint8_t *drow = tsr__cu_row<uint8_t>(a.dst, a.dstride, y);
+                    if (out_full) {
+                        uint2 res;
+                        res.x = __byte_perm(__byte_perm(m[0], m[1], 0x0040), __byte_perm(m[2], m[3], 0x0040), 0x5410);
+                        res.y = __byte_perm(__byte_perm(m[4], m[5], 0x0040), __byte_perm(m[6], m[7], 0x0040), 0x5410);
+                        *(uint2 *)(drow + xo) = res;
+                    } else {
+#pragma unroll
+                        for (int j = 0; j < 8; j++)
+                            if (o0 + j < g.ow && xo + j < a.w) drow[xo + j] = (uint8_t)m[j];
+                    }
+                }
+                __syncwarp();   /* the next row overwrites P */
+                if (y + 1 < y1) {
+                    tsr__wp_pairs(qin[k], q);
+                    tsr__wp_pairs(qout[k], r);
+#pragma unroll
+                    for (int j = 0; j < 4; j++) c[j] = c[j] + q[j] - r[j];
+                }
+                /* Refill slot k for row y + DEPTH. */
+                const int yn = y + TSR_WP_DEPTH;
+                if (yn + 1 < y1) {
+                    qin[k] = tsr__fast_load<uint8_t, 1>(a, tsr__cu_border_index(yn + 1 + a.ry, a.h, a.border), xs, o0, g.vec);
+                    qout[k] = tsr__fast_load<uint8_t, 1>(a, tsr__cu_border_index(yn - a.ry, a.h, a.border), xs, o0, g.vec);
+                }
+                if (THRESH && yn < y1 && out_full)
+                    qsrc[k] = __ldg((const uint2 *)(tsr__cu_row<uint8_t>(a.src, a.sstride, yn) + xo));
+            }
+        }
+    }
+}
+
+/* Plan a warp launch; 0 when this variant does not take the arguments (not 8-bit gray, a
+ * window taller than 255 rows, a constant value above 255, a halo leaving fewer than 8 outputs
+ * per segment, or no exact multiply-high for the area). With g NULL only answers that.
+ * TSR_CUDA_WARP_STRIP overrides the rows per strip for measurements. */
+static int tsr__box_warp_plan(const tsr__box_args &a, int depth, const tsr_image *src, const tsr_image *dst,
+                              tsr__warp_geom *g)
+{
+    if (depth != TSR_U8 || a.cn != 1 || a.ry > 127 || a.value > 255) return 0;
+    long long pad_l = ((long long)a.rx + 1 + 7) / 8 * 8;
+    long long ow = ((long long)TSR_WP_SEG - pad_l - a.rx) / 8 * 8;
+    if (ow < 8) return 0;
+    unsigned long long d = a.mean.area, half = a.mean.half, tmax = 255 * d + half;
+    int shift = -1;
+    unsigned long long magic = 0;
+    for (int s = 0; s < 32 && shift < 0; s++) {
+        unsigned long long two_k = 1ull << (32 + s), M = (two_k + d - 1) / d;
+        if (M <= 0xffffffffull && (M * d - two_k) * tmax < two_k) shift = s, magic = M;
+    }
+    if (shift < 0) return 0;
+    if (!g) return 1;
+    long long nseg = (a.w + ow - 1) / ow;
+    long long sh = 2LL * (2 * a.ry + 1);
+    if (sh < 64) sh = 64;
+    sh = tsr__env_int("TSR_CUDA_WARP_STRIP", (int)sh);
+    if (sh < 1) sh = 1;
+    if (sh > a.h) sh = a.h;
+    g->pad_l = (int)pad_l;
+    g->ow = (int)ow;
+    g->nseg = (int)nseg;
+    g->strip_h = (int)sh;
+    g->nstrips = (int)((a.h + sh - 1) / sh);
+    g->half = (unsigned)half;
+    g->magic = (unsigned)magic;
+    g->shift = shift;
+    g->vec = tsr__cu_aligned(src->data, src->stride, 8) && tsr__cu_aligned(dst->data, dst->stride, 8);
+    return 1;
+}
+
+/* Queue the warp kernel for box or threshold arguments (plan checked by supports()). */
+static tsr_status tsr__box_warp_run(const tsr__box_args &a, const tsr_image *src, const tsr_image *dst,
+                                    cudaStream_t st, const char *what)
+{
+    tsr__warp_geom g;
+    if (!tsr__box_warp_plan(a, src->depth, src, dst, &g))
+        return tsr__fail(TSR_E_UNSUPPORTED, "%s: only 8-bit one-channel images with radii up to 119", what);
+    dim3 grid(tsr__div_up((unsigned)g.nseg, TSR_WP_WARPS),
+              (unsigned)(g.nstrips < TSR_CU_MAX_GRID_Y ? g.nstrips : TSR_CU_MAX_GRID_Y));
+    /* MINB 8 caps registers at 64 (32 warps per SM, a few spills); 4 leaves up to 128. */
+    if (tsr__env_int("TSR_CUDA_WARP_MINB", 8) == 4) {
+        if (a.thresh) tsr__box_warp_kernel<1, 4><<<grid, TSR_WP_WARPS * 32, 0, st>>>(a, g);
+        else tsr__box_warp_kernel<0, 4><<<grid, TSR_WP_WARPS * 32, 0, st>>>(a, g);
+    } else {
+        if (a.thresh) tsr__box_warp_kernel<1, 8><<<grid, TSR_WP_WARPS * 32, 0, st>>>(a, g);
+        else tsr__box_warp_kernel<0, 8><<<grid, TSR_WP_WARPS * 32, 0, st>>>(a, g);
+    }
+    return TSR_CUDA_LAUNCHED(what);
+}
+
+static int tsr__box_warp_supports(const tsr_image *src, const void *params)
+{
+    tsr_image dummy = *src;
+    return tsr__box_warp_plan(tsr__box_args_box(src, &dummy, (const tsr_box_params *)params), src->depth, src, &dummy,
+                              NULL);
+}
+
+/* box/warp: see the kernel's comment. */
+static tsr_status tsr__box_warp(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
+{
+    tsr__box_args a = tsr__box_args_box(src, dst, (const tsr_box_params *)params);
+    return tsr__box_warp_run(a, src, dst, (cudaStream_t)ex->stream, "box/warp kernel");
+}
+
+static int tsr__threshold_warp_supports(const tsr_image *src, const void *params)
+{
+    tsr_image dummy = *src;
+    return tsr__box_warp_plan(tsr__box_args_threshold(src, &dummy, (const tsr_threshold_params *)params), src->depth,
+                              src, &dummy, NULL);
+}
+
+/* threshold/warp: box/warp's means with the comparison as the output step. */
+static tsr_status tsr__threshold_warp(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
+{
+    tsr__box_args a = tsr__box_args_threshold(src, dst, (const tsr_threshold_params *)params);
+    return tsr__box_warp_run(a, src, dst, (cudaStream_t)ex->stream, "threshold/warp kernel");
+}
+
 extern "C" const tsr_variant tsr__box_cuda[] = {
     {"global", TSR_BACKEND_CUDA, "one thread per pixel loops over the window in global memory, any radius (slow)",
      tsr__box_global, NULL, 0, 0},
@@ -885,6 +1125,9 @@ extern "C" const tsr_variant tsr__box_cuda[] = {
      tsr__box_3x3_supports, 0, 0},
     {"shared", TSR_BACKEND_CUDA, "shared-memory tile with halo, separable sums in the tile; radii up to 16",
      tsr__box_tile, tsr__box_tile_supports, 0, 0},
+    {"warp", TSR_BACKEND_CUDA,
+     "8-bit gray, radii up to 119: each warp slides packed column sums over its own segment and strip, no barriers",
+     tsr__box_warp, tsr__box_warp_supports, 1, 0},
     {"fast", TSR_BACKEND_CUDA,
      "running column sums in registers plus a block-wide prefix scan per row: cost independent of the radius",
      tsr__box_fast, tsr__box_fast_supports, 1, 0},
@@ -896,6 +1139,8 @@ extern "C" const tsr_variant tsr__box_cuda[] = {
 extern "C" const tsr_variant tsr__threshold_cuda[] = {
     {"shared-tile", TSR_BACKEND_CUDA, "seeds/003: dynamic shared tile with a clamped halo; blocks up to 33",
      tsr__threshold_tile, tsr__threshold_tile_supports, 0, 0},
+    {"warp", TSR_BACKEND_CUDA, "box/warp's means with the comparison as the output step (8-bit, blocks up to 239)",
+     tsr__threshold_warp, tsr__threshold_warp_supports, 1, 0},
     {"fused", TSR_BACKEND_CUDA, "the fast box kernel's sums with the comparison fused into its output pass",
      tsr__threshold_fused, tsr__threshold_fused_supports, 1, 0},
     {"tiled", TSR_BACKEND_CUDA, "box/tiled's sums with the comparison as the output step (measured slower)",

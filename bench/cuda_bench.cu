@@ -6,7 +6,9 @@
  * keeps the GPU busy while the host enqueues the variant, so host overhead is not counted.
  * Median of >= 20 runs after 3 warm-up runs. Bytes = bytes read + bytes written (one pass).
  *
- * Usage: tessera-bench-cuda [--quick] [--strips]   (--strips: box/fast strip-height sweep) */
+ * Usage: tessera-bench-cuda [--quick] [--strips | --warp]
+ *   --strips: box/fast strip-height and column-sums band sweeps; --warp: box/warp and
+ *   threshold/warp strip height x register cap x load depth sweep */
 #include "../src/core/internal.h"
 #include "../src/core/ops.h"
 #include <cuda_runtime.h>
@@ -332,6 +334,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick")) quick = 1;
         if (!strcmp(argv[i], "--strips")) strips = 1;
+        if (!strcmp(argv[i], "--warp")) strips = 2;
     }
     if (!tsr_cuda_available()) {
         printf("no CUDA device: %s\n", tsr_cuda_device_name());
@@ -373,7 +376,7 @@ int main(int argc, char **argv)
                 }
             }
         }
-        if (strips && si == 0) {
+        if (strips == 1 && si == 0) {
             /* box/fast sweep: strip height (TSR_CUDA_BOX_STRIP) x samples per block
              * (TSR_CUDA_BOX_EXT) x register cap (TSR_CUDA_BOX_MINB); every output compared with
              * the default configuration's (which the tests tie to the reference). */
@@ -418,45 +421,6 @@ int main(int argc, char **argv)
                 unsetenv("TSR_CUDA_BOX_MINB");
                 tsr_image_free(&ref);
             }
-            /* box/warp and threshold/warp: strip height (TSR_CUDA_WARP_STRIP) x register cap
-             * (TSR_CUDA_WARP_MINB), outputs compared with the default configuration's. */
-            for (const char *opname : {"box", "threshold"}) {
-                const tsr_op *wop = tsr_op_find(opname);
-                const tsr_variant *warp = NULL;
-                for (int vi = 0; wop->variants[vi]; vi++)
-                    if (wop->variants[vi]->backend == TSR_BACKEND_CUDA && !strcmp(wop->variants[vi]->name, "warp"))
-                        warp = wop->variants[vi];
-                if (!warp) continue;
-                printf("\n-- %s/warp sweep (10 runs each): strip height, register cap\n", opname);
-                for (int r : {1, 7, 15, 31, 64}) {
-                    bench_case c;
-                    tsr_image ref = {0};
-                    memset(&c, 0, sizeof c);
-                    if (!strcmp(opname, "box")) c.p.box = {r, -1, -1, TSR_BORDER_REFLECT101, 0};
-                    else c.p.thr = {2 * r + 1, 5.0, 0, 0, 255};
-                    double def_us = time_variant(wop, warp, &g, &c.p, &ref);
-                    char lab0[64];
-                    snprintf(lab0, sizeof lab0, "r=%d default", r);
-                    print_row(opname, "warp", lab0, def_us, 2.0 * w * h, NULL, -1);
-                    for (int minb : {8, 4})
-                        for (int sh : {32, 64, 128, 256, 512}) {
-                            char val[16], lab[64];
-                            tsr_image out = {0};
-                            snprintf(val, sizeof val, "%d", sh);
-                            setenv("TSR_CUDA_WARP_STRIP", val, 1);
-                            snprintf(val, sizeof val, "%d", minb);
-                            setenv("TSR_CUDA_WARP_MINB", val, 1);
-                            double us = time_variant(wop, warp, &g, &c.p, &out);
-                            snprintf(lab, sizeof lab, "r=%d sh=%d minb=%d%s", r, sh, minb,
-                                     out.data && ref.data && same_image(&out, &ref) ? "" : " DIFF");
-                            print_row(opname, "warp", lab, us, 2.0 * w * h, NULL, -1);
-                            tsr_image_free(&out);
-                        }
-                    unsetenv("TSR_CUDA_WARP_STRIP");
-                    unsetenv("TSR_CUDA_WARP_MINB");
-                    tsr_image_free(&ref);
-                }
-            }
             /* column sums: rows per band (TSR_CUDA_SUMS_BAND) */
             {
                 const tsr_op *sop = tsr_op_find("sums");
@@ -480,6 +444,54 @@ int main(int argc, char **argv)
                 }
                 unsetenv("TSR_CUDA_SUMS_BAND");
                 tsr_image_free(&ref);
+            }
+            g_runs = saved_runs;
+        }
+        if (strips == 2 && si == 0) {
+            int saved_runs = g_runs;
+            g_runs = 10;
+            /* box/warp and threshold/warp: strip height (TSR_CUDA_WARP_STRIP) x register cap
+             * (TSR_CUDA_WARP_MINB), outputs compared with the default configuration's. */
+            for (const char *opname : {"box", "threshold"}) {
+                const tsr_op *wop = tsr_op_find(opname);
+                const tsr_variant *warp = NULL;
+                for (int vi = 0; wop->variants[vi]; vi++)
+                    if (wop->variants[vi]->backend == TSR_BACKEND_CUDA && !strcmp(wop->variants[vi]->name, "warp"))
+                        warp = wop->variants[vi];
+                if (!warp) continue;
+                printf("\n-- %s/warp sweep (10 runs each): strip height, register cap\n", opname);
+                for (int r : {1, 7, 15, 31, 64}) {
+                    bench_case c;
+                    tsr_image ref = {0};
+                    memset(&c, 0, sizeof c);
+                    if (!strcmp(opname, "box")) c.p.box = {r, -1, -1, TSR_BORDER_REFLECT101, 0};
+                    else c.p.thr = {2 * r + 1, 5.0, 0, 0, 255};
+                    double def_us = time_variant(wop, warp, &g, &c.p, &ref);
+                    char lab0[64];
+                    snprintf(lab0, sizeof lab0, "r=%d default", r);
+                    print_row(opname, "warp", lab0, def_us, 2.0 * w * h, NULL, -1);
+                    for (int depth : {2, 4})
+                    for (int minb : {8, 4})
+                        for (int sh : {16, 32, 64, 128}) {
+                            char val[16], lab[64];
+                            tsr_image out = {0};
+                            snprintf(val, sizeof val, "%d", sh);
+                            setenv("TSR_CUDA_WARP_STRIP", val, 1);
+                            snprintf(val, sizeof val, "%d", minb);
+                            setenv("TSR_CUDA_WARP_MINB", val, 1);
+                            snprintf(val, sizeof val, "%d", depth);
+                            setenv("TSR_CUDA_WARP_DEPTH", val, 1);
+                            double us = time_variant(wop, warp, &g, &c.p, &out);
+                            snprintf(lab, sizeof lab, "r=%d sh=%d minb=%d d=%d%s", r, sh, minb, depth,
+                                     out.data && ref.data && same_image(&out, &ref) ? "" : " DIFF");
+                            print_row(opname, "warp", lab, us, 2.0 * w * h, NULL, -1);
+                            tsr_image_free(&out);
+                        }
+                    unsetenv("TSR_CUDA_WARP_STRIP");
+                    unsetenv("TSR_CUDA_WARP_MINB");
+                    unsetenv("TSR_CUDA_WARP_DEPTH");
+                    tsr_image_free(&ref);
+                }
             }
             g_runs = saved_runs;
         }

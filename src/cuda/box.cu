@@ -885,28 +885,25 @@ static tsr_status tsr__threshold_tiled(const tsr_image *src, tsr_image *dst, con
  * source row) and a strip of rows. Column sums of up to 257 rows fit 16 bits, so each lane keeps
  * its 8 running column sums as four packed pairs and slides them with one 3-input add per pair.
  * Per output row the warp turns the 256 sums into prefix sums (8 serial adds per lane, a 5-step
- * shuffle scan), parks them in its own padded shared row (__syncwarp only) and forms every
- * window sum as the difference of two of them. The mean is floor((sum + half) / area) by a
- * multiply-high and shift whose exactness the host proves for the largest possible sum. The rows
- * entering and leaving the window are loaded TSR_WP_DEPTH rows ahead of their use, so each warp
- * keeps several loads in flight. The outer rx + 1 (left, rounded up to 8) and rx (right) columns
- * of a segment are halo: segments overlap by that much, re-read from L1/L2. */
-enum { TSR_WP_CPT = 8, TSR_WP_SEG = 32 * TSR_WP_CPT, TSR_WP_WARPS = 4, TSR_WP_DEPTH = 2,
-       TSR_WP_PSEG = TSR_WP_SEG + TSR_WP_SEG / 8 };
+ * shuffle scan), parks them in its own shared row (__syncwarp only) and forms every window sum
+ * as the difference of two of them; lane t writes the outputs t, t + 32, ..., so the shared
+ * reads are conflict-free at fixed offsets and the byte stores coalesce. The mean is
+ * floor((sum + half) / area) by a multiply-high and shift whose exactness the host proves for
+ * the largest possible sum. The rows entering and leaving the window are loaded DEPTH rows
+ * ahead of their use, so each warp keeps several loads in flight. The outer rx + 1 (left,
+ * rounded up to 8) and rx (right) columns of a segment are halo: segments overlap by that much,
+ * re-read from L1/L2. */
+enum { TSR_WP_CPT = 8, TSR_WP_SEG = 32 * TSR_WP_CPT, TSR_WP_WARPS = 4 };
 
 /* Geometry and mean constants of one warp launch (see tsr__box_warp_plan). */
 struct tsr__warp_geom {
     int pad_l;          /* halo columns left of the segment's outputs: rx + 1 rounded up to 8 */
-    int ow;             /* output columns per segment, a multiple of 8 */
+    int ow;             /* output columns per segment */
     int nseg, strip_h, nstrips;
     unsigned half, magic;
     int shift;          /* mean = umulhi(sum + half, magic) >> shift, exact (host-checked) */
-    int vec;            /* source and destination 8-byte aligned (pointers and strides) */
+    int vec;            /* source 8-byte aligned (pointer and stride) */
 };
-
-/* Shared index of prefix entry i: one pad word per 8 makes both the stores (lane stride 9) and
- * the window reads (any offset, lane stride 9) free of bank conflicts. */
-__device__ __forceinline__ int tsr__wp_pad(int i) { return i + (i >> 3); }
 
 /* The 8 bytes of w as four packed 16-bit pairs (bytes 0,1 / 2,3 / 4,5 / 6,7). */
 __device__ __forceinline__ void tsr__wp_pairs(uint2 w, unsigned q[4])
@@ -917,43 +914,55 @@ __device__ __forceinline__ void tsr__wp_pairs(uint2 w, unsigned q[4])
     q[3] = __byte_perm(w.y, 0, 0x4342);
 }
 
-template <int THRESH, int MINB>
-__global__ void __launch_bounds__(TSR_WP_WARPS * 32, MINB) tsr__box_warp_kernel(tsr__box_args a, tsr__warp_geom g)
+/* This lane's 8 source bytes of mapped row yy (-1: the constant border's row): one 8-byte load
+ * inside the image (scol is the lane's first column in row 0). EDGE warps (segments that cross
+ * the image's left or right edge, or unaligned sources) take the border-mapped path, out of line,
+ * where their lanes need it; interior warps are compiled without it, free of the call's
+ * register cost. */
+template <int EDGE>
+__device__ __forceinline__ uint2 tsr__wp_load(const tsr__box_args &a, int yy, const uint8_t *scol, int fast, int xs,
+                                              int o0)
 {
-    __shared__ unsigned sp[TSR_WP_WARPS][TSR_WP_PSEG];
-    const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5;
-    const int seg = blockIdx.x * TSR_WP_WARPS + wib;
-    if (seg >= g.nseg) return;   /* the whole warp leaves; nothing below waits for other warps */
-    unsigned *P = sp[wib];
-    const int x0 = seg * g.ow, xs = x0 - g.pad_l, o0 = TSR_WP_CPT * lane, xo = x0 + o0;
-    const int out_any = o0 < g.ow && xo < a.w;
-    const int out_full = g.vec && o0 + TSR_WP_CPT <= g.ow && xo + TSR_WP_CPT <= a.w;
-    const int base_hi = g.pad_l + o0 + a.rx, span = 2 * a.rx + 1;
+    if (yy < 0) {
+        unsigned splat = (unsigned)a.value * 0x01010101u;
+        return make_uint2(splat, splat);
+    }
+    if (!EDGE || fast) return __ldg((const uint2 *)(scol + (size_t)yy * a.sstride));
+    return tsr__fast_load_edge<uint8_t, 1>(a, tsr__cu_row<uint8_t>(a.src, a.sstride, yy), xs, o0);
+}
+
+/* The rows of every strip of this warp's segment (see the kernel's comment). */
+template <int THRESH, int DEPTH, int EDGE>
+__device__ __forceinline__ void tsr__wp_strips(const tsr__box_args &a, const tsr__warp_geom &g, unsigned *P, int lane,
+                                               int x0, int fast)
+{
+    const int xs = x0 - g.pad_l, o0 = TSR_WP_CPT * lane, xc = xs + o0;
+    const uint8_t *scol = (const uint8_t *)a.src + xc;
+    const int nout = min(g.ow, a.w - x0);
+    const unsigned *Phi = P + g.pad_l + a.rx + lane, *Plo = Phi - (2 * a.rx + 1);
 
     for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y) {
         const int y0 = strip * g.strip_h, y1 = min(a.h, y0 + g.strip_h);
         unsigned c[4] = {0, 0, 0, 0}, q[4], r[4];
         for (int k = -a.ry; k <= a.ry; k++) {
-            tsr__wp_pairs(tsr__fast_load<uint8_t, 1>(a, tsr__cu_border_index(y0 + k, a.h, a.border), xs, o0, g.vec), q);
+            tsr__wp_pairs(tsr__wp_load<EDGE>(a, tsr__cu_border_index(y0 + k, a.h, a.border), scol, fast, xs, o0), q);
 #pragma unroll
             for (int j = 0; j < 4; j++) c[j] += q[j];
         }
-        /* Slot k holds the rows that enter and leave after output row y + k, and for the
-         * threshold the source samples of row y + k. */
-        uint2 qin[TSR_WP_DEPTH], qout[TSR_WP_DEPTH], qsrc[TSR_WP_DEPTH];
+        /* Slot k holds the rows that enter and leave after output row y + k. */
+        uint2 qin[DEPTH], qout[DEPTH];
 #pragma unroll
-        for (int k = 0; k < TSR_WP_DEPTH; k++) {
+        for (int k = 0; k < DEPTH; k++) {
             int y = y0 + k;
-            qin[k] = qout[k] = qsrc[k] = make_uint2(0, 0);
+            qin[k] = qout[k] = make_uint2(0, 0);
             if (y + 1 < y1) {
-                qin[k] = tsr__fast_load<uint8_t, 1>(a, tsr__cu_border_index(y + 1 + a.ry, a.h, a.border), xs, o0, g.vec);
-                qout[k] = tsr__fast_load<uint8_t, 1>(a, tsr__cu_border_index(y - a.ry, a.h, a.border), xs, o0, g.vec);
+                qin[k] = tsr__wp_load<EDGE>(a, tsr__cu_border_index(y + 1 + a.ry, a.h, a.border), scol, fast, xs, o0);
+                qout[k] = tsr__wp_load<EDGE>(a, tsr__cu_border_index(y - a.ry, a.h, a.border), scol, fast, xs, o0);
             }
-            if (THRESH && y < y1 && out_full) qsrc[k] = __ldg((const uint2 *)(tsr__cu_row<uint8_t>(a.src, a.sstride, y) + xo));
         }
-        for (int yb = y0; yb < y1; yb += TSR_WP_DEPTH) {
+        for (int yb = y0; yb < y1; yb += DEPTH) {
 #pragma unroll
-            for (int k = 0; k < TSR_WP_DEPTH; k++) {
+            for (int k = 0; k < DEPTH; k++) {
                 const int y = yb + k;
                 if (y >= y1) break;
                 /* Prefix of the 256 column sums: lane-serial, then across the warp. */
@@ -973,43 +982,22 @@ __global__ void __launch_bounds__(TSR_WP_WARPS * 32, MINB) tsr__box_warp_kernel(
                     if (lane >= o) incl += n;
                 }
                 const unsigned base = incl - p[7];
-#pragma unroll
-                for (int j = 0; j < 8; j++) P[9 * lane + j] = p[j] + base;
+                *(uint4 *)(P + o0) = make_uint4(p[0] + base, p[1] + base, p[2] + base, p[3] + base);
+                *(uint4 *)(P + o0 + 4) = make_uint4(p[4] + base, p[5] + base, p[6] + base, p[7] + base);
                 __syncwarp();
-                if (out_any) {
-                    unsigned m[8];
+                const uint8_t *srow = THRESH ? tsr__cu_row<uint8_t>(a.src, a.sstride, y) + x0 : NULL;
+                uint8_t *drow = tsr__cu_row<uint8_t>(a.dst, a.dstride, y) + x0;
 #pragma unroll
-                    for (int j = 0; j < 8; j++) {
-                        int hi = base_hi + j;
-                        unsigned t = P[tsr__wp_pad(hi)] - P[tsr__wp_pad(hi - span)] + g.half;
-                        m[j] = __umulhi(t, g.magic) >> g.shift;
-                    }
-                    uint2 sv = qsrc[k];
-                    if (THRESH && !out_full) {
-                        const uint8_t *srow = tsr__cu_row<uint8_t>(a.src, a.sstride, y);
-                        sv = make_uint2(0, 0);
-#pragma unroll
-                        for (int j = 0; j < 8; j++)
-                            if (o0 + j < g.ow && xo + j < a.w) tsr__pk_set<uint8_t>(sv, j, srow[xo + j]);
-                    }
-                    if (THRESH) {
-#pragma unroll
-                        for (int j = 0; j < 8; j++) {
-                            int diff = (int)tsr__pk_get<uint8_t>(sv, j) - (int)m[j];
+                for (int j = 0; j < 8; j++) {
+                    const int o = lane + 32 * j;
+                    if (o < nout) {
+                        unsigned m = __umulhi(Phi[32 * j] - Plo[32 * j] + g.half, g.magic) >> g.shift;
+                        if (THRESH) {
+                            int diff = (int)srow[o] - (int)m;
                             int pass = a.inverse ? diff <= -a.idelta : diff > -a.idelta;
-                            m[j] = pass ? (unsigned)a.maxval : 0u;
+                            m = pass ? (unsigned)a.maxval : 0u;
                         }
-                    }
-                    uint8_t *drow = tsr__cu_row<uint8_t>(a.dst, a.dstride, y);
-                    if (out_full) {
-                        uint2 res;
-                        res.x = __byte_perm(__byte_perm(m[0], m[1], 0x0040), __byte_perm(m[2], m[3], 0x0040), 0x5410);
-                        res.y = __byte_perm(__byte_perm(m[4], m[5], 0x0040), __byte_perm(m[6], m[7], 0x0040), 0x5410);
-                        *(uint2 *)(drow + xo) = res;
-                    } else {
-#pragma unroll
-                        for (int j = 0; j < 8; j++)
-                            if (o0 + j < g.ow && xo + j < a.w) drow[xo + j] = (uint8_t)m[j];
+                        drow[o] = (uint8_t)m;
                     }
                 }
                 __syncwarp();   /* the next row overwrites P */
@@ -1020,16 +1008,27 @@ __global__ void __launch_bounds__(TSR_WP_WARPS * 32, MINB) tsr__box_warp_kernel(
                     for (int j = 0; j < 4; j++) c[j] = c[j] + q[j] - r[j];
                 }
                 /* Refill slot k for row y + DEPTH. */
-                const int yn = y + TSR_WP_DEPTH;
+                const int yn = y + DEPTH;
                 if (yn + 1 < y1) {
-                    qin[k] = tsr__fast_load<uint8_t, 1>(a, tsr__cu_border_index(yn + 1 + a.ry, a.h, a.border), xs, o0, g.vec);
-                    qout[k] = tsr__fast_load<uint8_t, 1>(a, tsr__cu_border_index(yn - a.ry, a.h, a.border), xs, o0, g.vec);
+                    qin[k] = tsr__wp_load<EDGE>(a, tsr__cu_border_index(yn + 1 + a.ry, a.h, a.border), scol, fast, xs, o0);
+                    qout[k] = tsr__wp_load<EDGE>(a, tsr__cu_border_index(yn - a.ry, a.h, a.border), scol, fast, xs, o0);
                 }
-                if (THRESH && yn < y1 && out_full)
-                    qsrc[k] = __ldg((const uint2 *)(tsr__cu_row<uint8_t>(a.src, a.sstride, yn) + xo));
             }
         }
     }
+}
+
+template <int THRESH, int MINB, int DEPTH>
+__global__ void __launch_bounds__(TSR_WP_WARPS * 32, MINB) tsr__box_warp_kernel(tsr__box_args a, tsr__warp_geom g)
+{
+    __shared__ __align__(16) unsigned sp[TSR_WP_WARPS][TSR_WP_SEG];
+    const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5;
+    const int seg = blockIdx.x * TSR_WP_WARPS + wib;
+    if (seg >= g.nseg) return;   /* the whole warp leaves; nothing below waits for other warps */
+    const int x0 = seg * g.ow, xc = x0 - g.pad_l + TSR_WP_CPT * lane;
+    const int fast = g.vec && xc >= 0 && xc + TSR_WP_CPT <= a.w;
+    if (__all_sync(0xffffffffu, fast)) tsr__wp_strips<THRESH, DEPTH, 0>(a, g, sp[wib], lane, x0, fast);
+    else tsr__wp_strips<THRESH, DEPTH, 1>(a, g, sp[wib], lane, x0, fast);
 }
 
 /* Plan a warp launch; 0 when this variant does not take the arguments (not 8-bit gray, a
@@ -1041,7 +1040,7 @@ static int tsr__box_warp_plan(const tsr__box_args &a, int depth, const tsr_image
 {
     if (depth != TSR_U8 || a.cn != 1 || a.ry > 127 || a.value > 255) return 0;
     long long pad_l = ((long long)a.rx + 1 + 7) / 8 * 8;
-    long long ow = ((long long)TSR_WP_SEG - pad_l - a.rx) / 8 * 8;
+    long long ow = ((long long)TSR_WP_SEG - pad_l - a.rx) / 8 * 8;   /* keeps every segment 8-aligned */
     if (ow < 8) return 0;
     unsigned long long d = a.mean.area, half = a.mean.half, tmax = 255 * d + half;
     int shift = -1;
@@ -1053,8 +1052,8 @@ static int tsr__box_warp_plan(const tsr__box_args &a, int depth, const tsr_image
     if (shift < 0) return 0;
     if (!g) return 1;
     long long nseg = (a.w + ow - 1) / ow;
-    long long sh = 2LL * (2 * a.ry + 1);
-    if (sh < 64) sh = 64;
+    long long sh = 2LL * a.ry + 1;
+    if (sh < 32) sh = 32;
     sh = tsr__env_int("TSR_CUDA_WARP_STRIP", (int)sh);
     if (sh < 1) sh = 1;
     if (sh > a.h) sh = a.h;
@@ -1066,7 +1065,8 @@ static int tsr__box_warp_plan(const tsr__box_args &a, int depth, const tsr_image
     g->half = (unsigned)half;
     g->magic = (unsigned)magic;
     g->shift = shift;
-    g->vec = tsr__cu_aligned(src->data, src->stride, 8) && tsr__cu_aligned(dst->data, dst->stride, 8);
+    g->vec = tsr__cu_aligned(src->data, src->stride, 8);
+    (void)dst;
     return 1;
 }
 
@@ -1079,14 +1079,19 @@ static tsr_status tsr__box_warp_run(const tsr__box_args &a, const tsr_image *src
         return tsr__fail(TSR_E_UNSUPPORTED, "%s: only 8-bit one-channel images with radii up to 119", what);
     dim3 grid(tsr__div_up((unsigned)g.nseg, TSR_WP_WARPS),
               (unsigned)(g.nstrips < TSR_CU_MAX_GRID_Y ? g.nstrips : TSR_CU_MAX_GRID_Y));
-    /* MINB 8 caps registers at 64 (32 warps per SM, a few spills); 4 leaves up to 128. */
-    if (tsr__env_int("TSR_CUDA_WARP_MINB", 8) == 4) {
-        if (a.thresh) tsr__box_warp_kernel<1, 4><<<grid, TSR_WP_WARPS * 32, 0, st>>>(a, g);
-        else tsr__box_warp_kernel<0, 4><<<grid, TSR_WP_WARPS * 32, 0, st>>>(a, g);
+    /* Knobs for measurements: TSR_CUDA_WARP_MINB 8 caps registers at 64 (32 warps per SM), 4
+     * leaves up to 128; TSR_CUDA_WARP_DEPTH is how many rows ahead the loads run (2 or 4). */
+    int minb4 = tsr__env_int("TSR_CUDA_WARP_MINB", 8) == 4, depth4 = tsr__env_int("TSR_CUDA_WARP_DEPTH", 4) == 4;
+    unsigned nt = TSR_WP_WARPS * 32;
+#define TSR__WP_LAUNCH(T, M, D) tsr__box_warp_kernel<T, M, D><<<grid, nt, 0, st>>>(a, g)
+    if (a.thresh) {
+        if (minb4) depth4 ? TSR__WP_LAUNCH(1, 4, 4) : TSR__WP_LAUNCH(1, 4, 2);
+        else depth4 ? TSR__WP_LAUNCH(1, 8, 4) : TSR__WP_LAUNCH(1, 8, 2);
     } else {
-        if (a.thresh) tsr__box_warp_kernel<1, 8><<<grid, TSR_WP_WARPS * 32, 0, st>>>(a, g);
-        else tsr__box_warp_kernel<0, 8><<<grid, TSR_WP_WARPS * 32, 0, st>>>(a, g);
+        if (minb4) depth4 ? TSR__WP_LAUNCH(0, 4, 4) : TSR__WP_LAUNCH(0, 4, 2);
+        else depth4 ? TSR__WP_LAUNCH(0, 8, 4) : TSR__WP_LAUNCH(0, 8, 2);
     }
+#undef TSR__WP_LAUNCH
     return TSR_CUDA_LAUNCHED(what);
 }
 

@@ -932,7 +932,7 @@ __device__ __forceinline__ uint2 tsr__wp_load(const tsr__box_args &a, int yy, co
 }
 
 /* The rows of every strip of this warp's segment (see the kernel's comment). */
-template <int THRESH, int DEPTH, int EDGE>
+template <int THRESH, int G, int EDGE>
 __device__ __forceinline__ void tsr__wp_strips(const tsr__box_args &a, const tsr__warp_geom &g, unsigned *P, int lane,
                                                int x0, int fast)
 {
@@ -949,10 +949,11 @@ __device__ __forceinline__ void tsr__wp_strips(const tsr__box_args &a, const tsr
 #pragma unroll
             for (int j = 0; j < 4; j++) c[j] += q[j];
         }
-        /* Slot k holds the rows that enter and leave after output row y + k. */
-        uint2 qin[DEPTH], qout[DEPTH];
+        /* Slot k holds the rows that enter and leave after output row yb + k; each group's
+         * slots are refilled for the next group as soon as they are consumed. */
+        uint2 qin[G], qout[G];
 #pragma unroll
-        for (int k = 0; k < DEPTH; k++) {
+        for (int k = 0; k < G; k++) {
             int y = y0 + k;
             qin[k] = qout[k] = make_uint2(0, 0);
             if (y + 1 < y1) {
@@ -960,21 +961,40 @@ __device__ __forceinline__ void tsr__wp_strips(const tsr__box_args &a, const tsr
                 qout[k] = tsr__wp_load<EDGE>(a, tsr__cu_border_index(y - a.ry, a.h, a.border), scol, fast, xs, o0);
             }
         }
-        for (int yb = y0; yb < y1; yb += DEPTH) {
+        for (int yb = y0; yb < y1; yb += G) {
+            /* The column sums of the group's G rows, independent of each other from here on, so
+             * their scans interleave; then one pair of warp barriers for all G rows. */
+            unsigned cc[G][4];
 #pragma unroll
-            for (int k = 0; k < DEPTH; k++) {
-                const int y = yb + k;
-                if (y >= y1) break;
+            for (int j = 0; j < 4; j++) cc[0][j] = c[j];
+#pragma unroll
+            for (int k = 0; k < G; k++) {
+                tsr__wp_pairs(qin[k], q);
+                tsr__wp_pairs(qout[k], r);
+#pragma unroll
+                for (int j = 0; j < 4; j++) {
+                    unsigned next = cc[k][j] + q[j] - r[j];   /* garbage past y1, never output */
+                    if (k + 1 < G) cc[k + 1][j] = next;
+                    else c[j] = next;
+                }
+                const int yn = yb + G + k;
+                if (yn + 1 < y1) {
+                    qin[k] = tsr__wp_load<EDGE>(a, tsr__cu_border_index(yn + 1 + a.ry, a.h, a.border), scol, fast, xs, o0);
+                    qout[k] = tsr__wp_load<EDGE>(a, tsr__cu_border_index(yn - a.ry, a.h, a.border), scol, fast, xs, o0);
+                }
+            }
+#pragma unroll
+            for (int k = 0; k < G; k++) {
                 /* Prefix of the 256 column sums: lane-serial, then across the warp. */
                 unsigned p[8];
-                p[0] = c[0] & 0xffffu;
-                p[1] = p[0] + (c[0] >> 16);
-                p[2] = p[1] + (c[1] & 0xffffu);
-                p[3] = p[2] + (c[1] >> 16);
-                p[4] = p[3] + (c[2] & 0xffffu);
-                p[5] = p[4] + (c[2] >> 16);
-                p[6] = p[5] + (c[3] & 0xffffu);
-                p[7] = p[6] + (c[3] >> 16);
+                p[0] = cc[k][0] & 0xffffu;
+                p[1] = p[0] + (cc[k][0] >> 16);
+                p[2] = p[1] + (cc[k][1] & 0xffffu);
+                p[3] = p[2] + (cc[k][1] >> 16);
+                p[4] = p[3] + (cc[k][2] & 0xffffu);
+                p[5] = p[4] + (cc[k][2] >> 16);
+                p[6] = p[5] + (cc[k][3] & 0xffffu);
+                p[7] = p[6] + (cc[k][3] >> 16);
                 unsigned incl = p[7];
 #pragma unroll
                 for (int o = 1; o < 32; o <<= 1) {
@@ -982,16 +1002,23 @@ __device__ __forceinline__ void tsr__wp_strips(const tsr__box_args &a, const tsr
                     if (lane >= o) incl += n;
                 }
                 const unsigned base = incl - p[7];
-                *(uint4 *)(P + o0) = make_uint4(p[0] + base, p[1] + base, p[2] + base, p[3] + base);
-                *(uint4 *)(P + o0 + 4) = make_uint4(p[4] + base, p[5] + base, p[6] + base, p[7] + base);
-                __syncwarp();
+                unsigned *Pk = P + k * TSR_WP_SEG + o0;
+                *(uint4 *)Pk = make_uint4(p[0] + base, p[1] + base, p[2] + base, p[3] + base);
+                *(uint4 *)(Pk + 4) = make_uint4(p[4] + base, p[5] + base, p[6] + base, p[7] + base);
+            }
+            __syncwarp();
+#pragma unroll
+            for (int k = 0; k < G; k++) {
+                const int y = yb + k;
+                if (y >= y1) break;
                 const uint8_t *srow = THRESH ? tsr__cu_row<uint8_t>(a.src, a.sstride, y) + x0 : NULL;
                 uint8_t *drow = tsr__cu_row<uint8_t>(a.dst, a.dstride, y) + x0;
 #pragma unroll
                 for (int j = 0; j < 8; j++) {
                     const int o = lane + 32 * j;
                     if (o < nout) {
-                        unsigned m = __umulhi(Phi[32 * j] - Plo[32 * j] + g.half, g.magic) >> g.shift;
+                        unsigned m = __umulhi(Phi[k * TSR_WP_SEG + 32 * j] - Plo[k * TSR_WP_SEG + 32 * j] + g.half,
+                                              g.magic) >> g.shift;
                         if (THRESH) {
                             int diff = (int)srow[o] - (int)m;
                             int pass = a.inverse ? diff <= -a.idelta : diff > -a.idelta;
@@ -1000,35 +1027,24 @@ __device__ __forceinline__ void tsr__wp_strips(const tsr__box_args &a, const tsr
                         drow[o] = (uint8_t)m;
                     }
                 }
-                __syncwarp();   /* the next row overwrites P */
-                if (y + 1 < y1) {
-                    tsr__wp_pairs(qin[k], q);
-                    tsr__wp_pairs(qout[k], r);
-#pragma unroll
-                    for (int j = 0; j < 4; j++) c[j] = c[j] + q[j] - r[j];
-                }
-                /* Refill slot k for row y + DEPTH. */
-                const int yn = y + DEPTH;
-                if (yn + 1 < y1) {
-                    qin[k] = tsr__wp_load<EDGE>(a, tsr__cu_border_index(yn + 1 + a.ry, a.h, a.border), scol, fast, xs, o0);
-                    qout[k] = tsr__wp_load<EDGE>(a, tsr__cu_border_index(yn - a.ry, a.h, a.border), scol, fast, xs, o0);
-                }
             }
+            __syncwarp();   /* the next group overwrites P */
         }
     }
 }
 
-template <int THRESH, int MINB, int DEPTH>
+template <int THRESH, int MINB, int G>
 __global__ void __launch_bounds__(TSR_WP_WARPS * 32, MINB) tsr__box_warp_kernel(tsr__box_args a, tsr__warp_geom g)
 {
-    __shared__ __align__(16) unsigned sp[TSR_WP_WARPS][TSR_WP_SEG];
+    extern __shared__ __align__(16) unsigned tsr__wp_smem[];
     const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5;
     const int seg = blockIdx.x * TSR_WP_WARPS + wib;
     if (seg >= g.nseg) return;   /* the whole warp leaves; nothing below waits for other warps */
     const int x0 = seg * g.ow, xc = x0 - g.pad_l + TSR_WP_CPT * lane;
     const int fast = g.vec && xc >= 0 && xc + TSR_WP_CPT <= a.w;
-    if (__all_sync(0xffffffffu, fast)) tsr__wp_strips<THRESH, DEPTH, 0>(a, g, sp[wib], lane, x0, fast);
-    else tsr__wp_strips<THRESH, DEPTH, 1>(a, g, sp[wib], lane, x0, fast);
+    unsigned *P = tsr__wp_smem + wib * G * TSR_WP_SEG;
+    if (__all_sync(0xffffffffu, fast)) tsr__wp_strips<THRESH, G, 0>(a, g, P, lane, x0, fast);
+    else tsr__wp_strips<THRESH, G, 1>(a, g, P, lane, x0, fast);
 }
 
 /* Plan a warp launch; 0 when this variant does not take the arguments (not 8-bit gray, a
@@ -1053,7 +1069,7 @@ static int tsr__box_warp_plan(const tsr__box_args &a, int depth, const tsr_image
     if (!g) return 1;
     long long nseg = (a.w + ow - 1) / ow;
     long long sh = 2LL * a.ry + 1;
-    if (sh < 32) sh = 32;
+    if (sh < 16) sh = 16;
     sh = tsr__env_int("TSR_CUDA_WARP_STRIP", (int)sh);
     if (sh < 1) sh = 1;
     if (sh > a.h) sh = a.h;
@@ -1079,17 +1095,25 @@ static tsr_status tsr__box_warp_run(const tsr__box_args &a, const tsr_image *src
         return tsr__fail(TSR_E_UNSUPPORTED, "%s: only 8-bit one-channel images with radii up to 119", what);
     dim3 grid(tsr__div_up((unsigned)g.nseg, TSR_WP_WARPS),
               (unsigned)(g.nstrips < TSR_CU_MAX_GRID_Y ? g.nstrips : TSR_CU_MAX_GRID_Y));
-    /* Knobs for measurements: TSR_CUDA_WARP_MINB 8 caps registers at 64 (32 warps per SM), 4
-     * leaves up to 128; TSR_CUDA_WARP_DEPTH is how many rows ahead the loads run (2 or 4). */
-    int minb4 = tsr__env_int("TSR_CUDA_WARP_MINB", 8) == 4, depth4 = tsr__env_int("TSR_CUDA_WARP_DEPTH", 4) == 4;
+    /* Knobs for measurements: TSR_CUDA_WARP_MINB 8 caps registers at 64 (32 warps per SM), 12
+     * at 40 (48 warps); TSR_CUDA_WARP_ROWS is how many rows share a pair of warp barriers
+     * (1, 2 or 4), which is also how far ahead the loads run. */
+    int minb = tsr__env_int("TSR_CUDA_WARP_MINB", 8), rows = tsr__env_int("TSR_CUDA_WARP_ROWS", 2);
     unsigned nt = TSR_WP_WARPS * 32;
-#define TSR__WP_LAUNCH(T, M, D) tsr__box_warp_kernel<T, M, D><<<grid, nt, 0, st>>>(a, g)
-    if (a.thresh) {
-        if (minb4) depth4 ? TSR__WP_LAUNCH(1, 4, 4) : TSR__WP_LAUNCH(1, 4, 2);
-        else depth4 ? TSR__WP_LAUNCH(1, 8, 4) : TSR__WP_LAUNCH(1, 8, 2);
+#define TSR__WP_LAUNCH(M, G)                                                                             \
+    do {                                                                                                 \
+        size_t smem = (size_t)TSR_WP_WARPS * G * TSR_WP_SEG * sizeof(unsigned);                          \
+        if (a.thresh) tsr__box_warp_kernel<1, M, G><<<grid, nt, smem, st>>>(a, g);                       \
+        else tsr__box_warp_kernel<0, M, G><<<grid, nt, smem, st>>>(a, g);                                \
+    } while (0)
+    if (minb == 12) {
+        if (rows == 1) TSR__WP_LAUNCH(12, 1);
+        else if (rows == 4) TSR__WP_LAUNCH(12, 4);
+        else TSR__WP_LAUNCH(12, 2);
     } else {
-        if (minb4) depth4 ? TSR__WP_LAUNCH(0, 4, 4) : TSR__WP_LAUNCH(0, 4, 2);
-        else depth4 ? TSR__WP_LAUNCH(0, 8, 4) : TSR__WP_LAUNCH(0, 8, 2);
+        if (rows == 1) TSR__WP_LAUNCH(8, 1);
+        else if (rows == 4) TSR__WP_LAUNCH(8, 4);
+        else TSR__WP_LAUNCH(8, 2);
     }
 #undef TSR__WP_LAUNCH
     return TSR_CUDA_LAUNCHED(what);

@@ -470,7 +470,7 @@ int main(int argc, char **argv)
                     char lab0[64];
                     snprintf(lab0, sizeof lab0, "r=%d default", r);
                     print_row(opname, "warp", lab0, def_us, 2.0 * w * h, NULL, -1);
-                    for (int depth : {1, 2, 4})
+                    for (int depth : {4, 8, 16})
                     for (int minb : {8, 12})
                         for (int sh : {8, 16, 32, 64}) {
                             char val[16], lab[64];
@@ -480,16 +480,16 @@ int main(int argc, char **argv)
                             snprintf(val, sizeof val, "%d", minb);
                             setenv("TSR_CUDA_WARP_MINB", val, 1);
                             snprintf(val, sizeof val, "%d", depth);
-                            setenv("TSR_CUDA_WARP_ROWS", val, 1);
+                            setenv("TSR_CUDA_WARP_DEPTH", val, 1);
                             double us = time_variant(wop, warp, &g, &c.p, &out);
-                            snprintf(lab, sizeof lab, "r=%d sh=%d minb=%d G=%d%s", r, sh, minb, depth,
+                            snprintf(lab, sizeof lab, "r=%d sh=%d minb=%d D=%d%s", r, sh, minb, depth,
                                      out.data && ref.data && same_image(&out, &ref) ? "" : " DIFF");
                             print_row(opname, "warp", lab, us, 2.0 * w * h, NULL, -1);
                             tsr_image_free(&out);
                         }
                     unsetenv("TSR_CUDA_WARP_STRIP");
                     unsetenv("TSR_CUDA_WARP_MINB");
-                    unsetenv("TSR_CUDA_WARP_ROWS");
+                    unsetenv("TSR_CUDA_WARP_DEPTH");
                     tsr_image_free(&ref);
                 }
             }

@@ -931,109 +931,168 @@ __device__ __forceinline__ uint2 tsr__wp_load(const tsr__box_args &a, int yy, co
     return tsr__fast_load_edge<uint8_t, 1>(a, tsr__cu_row<uint8_t>(a.src, a.sstride, yy), xs, o0);
 }
 
-/* The rows of every strip of this warp's segment (see the kernel's comment). */
-template <int THRESH, int G, int EDGE>
-__device__ __forceinline__ void tsr__wp_strips(const tsr__box_args &a, const tsr__warp_geom &g, unsigned *P, int lane,
-                                               int x0, int fast)
+/* cp.async of 8 bytes from global to shared memory (sm_80+), and its group bookkeeping. */
+__device__ __forceinline__ void tsr__cp_async8(void *smem, const void *gmem)
 {
-    const int xs = x0 - g.pad_l, o0 = TSR_WP_CPT * lane, xc = xs + o0;
-    const uint8_t *scol = (const uint8_t *)a.src + xc;
+#if __CUDA_ARCH__ >= 800
+    unsigned sa = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(sa), "l"(gmem) : "memory");
+#else
+    *(uint2 *)smem = __ldg((const uint2 *)gmem);
+#endif
+}
+__device__ __forceinline__ void tsr__cp_commit(void)
+{
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+template <int N>
+__device__ __forceinline__ void tsr__cp_wait(void)
+{
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
+/* The output row y of a warp's segment from its column sums c (see the kernel's comment). */
+template <int THRESH>
+__device__ __forceinline__ void tsr__wp_row(const tsr__box_args &a, const tsr__warp_geom &g, const unsigned c[4],
+                                            unsigned *P, const unsigned *Phi, const unsigned *Plo, int lane, int x0,
+                                            int nout, int y)
+{
+    const int o0 = TSR_WP_CPT * lane;
+    /* Prefix of the 256 column sums: lane-serial, then across the warp. */
+    unsigned p[8];
+    p[0] = c[0] & 0xffffu;
+    p[1] = p[0] + (c[0] >> 16);
+    p[2] = p[1] + (c[1] & 0xffffu);
+    p[3] = p[2] + (c[1] >> 16);
+    p[4] = p[3] + (c[2] & 0xffffu);
+    p[5] = p[4] + (c[2] >> 16);
+    p[6] = p[5] + (c[3] & 0xffffu);
+    p[7] = p[6] + (c[3] >> 16);
+    unsigned incl = p[7];
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        unsigned n = __shfl_up_sync(0xffffffffu, incl, o);
+        if (lane >= o) incl += n;
+    }
+    const unsigned base = incl - p[7];
+    *(uint4 *)(P + o0) = make_uint4(p[0] + base, p[1] + base, p[2] + base, p[3] + base);
+    *(uint4 *)(P + o0 + 4) = make_uint4(p[4] + base, p[5] + base, p[6] + base, p[7] + base);
+    __syncwarp();
+    const uint8_t *srow = THRESH ? tsr__cu_row<uint8_t>(a.src, a.sstride, y) + x0 : NULL;
+    uint8_t *drow = tsr__cu_row<uint8_t>(a.dst, a.dstride, y) + x0;
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+        const int o = lane + 32 * j;
+        if (o < nout) {
+            unsigned m = __umulhi(Phi[32 * j] - Plo[32 * j] + g.half, g.magic) >> g.shift;
+            if (THRESH) {
+                int diff = (int)srow[o] - (int)m;
+                int pass = a.inverse ? diff <= -a.idelta : diff > -a.idelta;
+                m = pass ? (unsigned)a.maxval : 0u;
+            }
+            drow[o] = (uint8_t)m;
+        }
+    }
+    __syncwarp();   /* the next row overwrites P */
+}
+
+/* The initial column sums of a strip starting at y0: 2*ry+1 rows, loads issued in batches. */
+template <int EDGE>
+__device__ __forceinline__ void tsr__wp_first(const tsr__box_args &a, int y0, const uint8_t *scol, int fast, int xs,
+                                              int o0, unsigned c[4])
+{
+    unsigned q[4];
+    c[0] = c[1] = c[2] = c[3] = 0;
+#pragma unroll 8
+    for (int k = -a.ry; k <= a.ry; k++) {
+        tsr__wp_pairs(tsr__wp_load<EDGE>(a, tsr__cu_border_index(y0 + k, a.h, a.border), scol, fast, xs, o0), q);
+#pragma unroll
+        for (int j = 0; j < 4; j++) c[j] += q[j];
+    }
+}
+
+/* Interior warps: the rows entering and leaving the window travel by cp.async into a ring of
+ * DEPTH slots in shared memory (each lane copies and later reads only its own 8 bytes, so no
+ * barrier is needed), so DEPTH rows of loads are in flight without holding registers. */
+template <int THRESH, int DEPTH>
+__device__ __forceinline__ void tsr__wp_strips_async(const tsr__box_args &a, const tsr__warp_geom &g, unsigned *P,
+                                                     uint2 *ring, int lane, int x0)
+{
+    const int xs = x0 - g.pad_l, o0 = TSR_WP_CPT * lane;
+    const uint8_t *scol = (const uint8_t *)a.src + xs + o0;
+    const int nout = min(g.ow, a.w - x0);
+    const unsigned *Phi = P + g.pad_l + a.rx + lane, *Plo = Phi - (2 * a.rx + 1);
+    const uint2 splat = make_uint2((unsigned)a.value * 0x01010101u, (unsigned)a.value * 0x01010101u);
+
+    for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y) {
+        const int y0 = strip * g.strip_h, y1 = min(a.h, y0 + g.strip_h);
+        unsigned c[4], q[4], r[4];
+        /* Slot (y - y0) % DEPTH: the rows entering and leaving after output row y. */
+        auto issue = [&](int y) {
+            uint2 *slot = ring + ((y - y0) % DEPTH) * 64 + lane * 2;
+            if (y + 1 < y1) {
+                int yi = tsr__cu_border_index(y + 1 + a.ry, a.h, a.border), yo = tsr__cu_border_index(y - a.ry, a.h, a.border);
+                if (yi >= 0) tsr__cp_async8(slot, scol + (size_t)yi * a.sstride);
+                else slot[0] = splat;
+                if (yo >= 0) tsr__cp_async8(slot + 1, scol + (size_t)yo * a.sstride);
+                else slot[1] = splat;
+            }
+            tsr__cp_commit();   /* one group per row, empty or not, keeps the counting simple */
+        };
+#pragma unroll
+        for (int k = 0; k < DEPTH; k++) issue(y0 + k);
+        tsr__wp_first<0>(a, y0, scol, 1, xs, o0, c);
+        for (int y = y0; y < y1; y++) {
+            tsr__wp_row<THRESH>(a, g, c, P, Phi, Plo, lane, x0, nout, y);
+            if (y + 1 < y1) {
+                tsr__cp_wait<DEPTH - 1>();
+                const uint2 *slot = ring + ((y - y0) % DEPTH) * 64 + lane * 2;
+                tsr__wp_pairs(slot[0], q);
+                tsr__wp_pairs(slot[1], r);
+#pragma unroll
+                for (int j = 0; j < 4; j++) c[j] = c[j] + q[j] - r[j];
+                issue(y + DEPTH);
+            }
+        }
+        tsr__cp_wait<0>();   /* nothing of this strip may land in the ring after it */
+    }
+}
+
+/* Edge warps (segments that cross the image's left or right edge, or unaligned sources):
+ * border-mapped loads one row ahead; a few segments of the image, so simple beats fast. */
+template <int THRESH>
+__device__ __forceinline__ void tsr__wp_strips_edge(const tsr__box_args &a, const tsr__warp_geom &g, unsigned *P,
+                                                    int lane, int x0, int fast)
+{
+    const int xs = x0 - g.pad_l, o0 = TSR_WP_CPT * lane;
+    const uint8_t *scol = (const uint8_t *)a.src + xs + o0;
     const int nout = min(g.ow, a.w - x0);
     const unsigned *Phi = P + g.pad_l + a.rx + lane, *Plo = Phi - (2 * a.rx + 1);
 
     for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y) {
         const int y0 = strip * g.strip_h, y1 = min(a.h, y0 + g.strip_h);
-        unsigned c[4] = {0, 0, 0, 0}, q[4], r[4];
-        for (int k = -a.ry; k <= a.ry; k++) {
-            tsr__wp_pairs(tsr__wp_load<EDGE>(a, tsr__cu_border_index(y0 + k, a.h, a.border), scol, fast, xs, o0), q);
-#pragma unroll
-            for (int j = 0; j < 4; j++) c[j] += q[j];
-        }
-        /* Slot k holds the rows that enter and leave after output row yb + k; each group's
-         * slots are refilled for the next group as soon as they are consumed. */
-        uint2 qin[G], qout[G];
-#pragma unroll
-        for (int k = 0; k < G; k++) {
-            int y = y0 + k;
-            qin[k] = qout[k] = make_uint2(0, 0);
+        unsigned c[4], q[4], r[4];
+        tsr__wp_first<1>(a, y0, scol, fast, xs, o0, c);
+        for (int y = y0; y < y1; y++) {
+            uint2 win = make_uint2(0, 0), wout = make_uint2(0, 0);
             if (y + 1 < y1) {
-                qin[k] = tsr__wp_load<EDGE>(a, tsr__cu_border_index(y + 1 + a.ry, a.h, a.border), scol, fast, xs, o0);
-                qout[k] = tsr__wp_load<EDGE>(a, tsr__cu_border_index(y - a.ry, a.h, a.border), scol, fast, xs, o0);
+                win = tsr__wp_load<1>(a, tsr__cu_border_index(y + 1 + a.ry, a.h, a.border), scol, fast, xs, o0);
+                wout = tsr__wp_load<1>(a, tsr__cu_border_index(y - a.ry, a.h, a.border), scol, fast, xs, o0);
             }
-        }
-        for (int yb = y0; yb < y1; yb += G) {
-            /* The column sums of the group's G rows, independent of each other from here on, so
-             * their scans interleave; then one pair of warp barriers for all G rows. */
-            unsigned cc[G][4];
+            tsr__wp_row<THRESH>(a, g, c, P, Phi, Plo, lane, x0, nout, y);
+            tsr__wp_pairs(win, q);
+            tsr__wp_pairs(wout, r);
 #pragma unroll
-            for (int j = 0; j < 4; j++) cc[0][j] = c[j];
-#pragma unroll
-            for (int k = 0; k < G; k++) {
-                tsr__wp_pairs(qin[k], q);
-                tsr__wp_pairs(qout[k], r);
-#pragma unroll
-                for (int j = 0; j < 4; j++) {
-                    unsigned next = cc[k][j] + q[j] - r[j];   /* garbage past y1, never output */
-                    if (k + 1 < G) cc[k + 1][j] = next;
-                    else c[j] = next;
-                }
-                const int yn = yb + G + k;
-                if (yn + 1 < y1) {
-                    qin[k] = tsr__wp_load<EDGE>(a, tsr__cu_border_index(yn + 1 + a.ry, a.h, a.border), scol, fast, xs, o0);
-                    qout[k] = tsr__wp_load<EDGE>(a, tsr__cu_border_index(yn - a.ry, a.h, a.border), scol, fast, xs, o0);
-                }
-            }
-#pragma unroll
-            for (int k = 0; k < G; k++) {
-                /* Prefix of the 256 column sums: lane-serial, then across the warp. */
-                unsigned p[8];
-                p[0] = cc[k][0] & 0xffffu;
-                p[1] = p[0] + (cc[k][0] >> 16);
-                p[2] = p[1] + (cc[k][1] & 0xffffu);
-                p[3] = p[2] + (cc[k][1] >> 16);
-                p[4] = p[3] + (cc[k][2] & 0xffffu);
-                p[5] = p[4] + (cc[k][2] >> 16);
-                p[6] = p[5] + (cc[k][3] & 0xffffu);
-                p[7] = p[6] + (cc[k][3] >> 16);
-                unsigned incl = p[7];
-#pragma unroll
-                for (int o = 1; o < 32; o <<= 1) {
-                    unsigned n = __shfl_up_sync(0xffffffffu, incl, o);
-                    if (lane >= o) incl += n;
-                }
-                const unsigned base = incl - p[7];
-                unsigned *Pk = P + k * TSR_WP_SEG + o0;
-                *(uint4 *)Pk = make_uint4(p[0] + base, p[1] + base, p[2] + base, p[3] + base);
-                *(uint4 *)(Pk + 4) = make_uint4(p[4] + base, p[5] + base, p[6] + base, p[7] + base);
-            }
-            __syncwarp();
-#pragma unroll
-            for (int k = 0; k < G; k++) {
-                const int y = yb + k;
-                if (y >= y1) break;
-                const uint8_t *srow = THRESH ? tsr__cu_row<uint8_t>(a.src, a.sstride, y) + x0 : NULL;
-                uint8_t *drow = tsr__cu_row<uint8_t>(a.dst, a.dstride, y) + x0;
-#pragma unroll
-                for (int j = 0; j < 8; j++) {
-                    const int o = lane + 32 * j;
-                    if (o < nout) {
-                        unsigned m = __umulhi(Phi[k * TSR_WP_SEG + 32 * j] - Plo[k * TSR_WP_SEG + 32 * j] + g.half,
-                                              g.magic) >> g.shift;
-                        if (THRESH) {
-                            int diff = (int)srow[o] - (int)m;
-                            int pass = a.inverse ? diff <= -a.idelta : diff > -a.idelta;
-                            m = pass ? (unsigned)a.maxval : 0u;
-                        }
-                        drow[o] = (uint8_t)m;
-                    }
-                }
-            }
-            __syncwarp();   /* the next group overwrites P */
+            for (int j = 0; j < 4; j++) c[j] = c[j] + q[j] - r[j];
         }
     }
 }
 
-template <int THRESH, int MINB, int G>
+template <int THRESH, int MINB, int DEPTH>
 __global__ void __launch_bounds__(TSR_WP_WARPS * 32, MINB) tsr__box_warp_kernel(tsr__box_args a, tsr__warp_geom g)
 {
     extern __shared__ __align__(16) unsigned tsr__wp_smem[];
@@ -1042,9 +1101,10 @@ __global__ void __launch_bounds__(TSR_WP_WARPS * 32, MINB) tsr__box_warp_kernel(
     if (seg >= g.nseg) return;   /* the whole warp leaves; nothing below waits for other warps */
     const int x0 = seg * g.ow, xc = x0 - g.pad_l + TSR_WP_CPT * lane;
     const int fast = g.vec && xc >= 0 && xc + TSR_WP_CPT <= a.w;
-    unsigned *P = tsr__wp_smem + wib * G * TSR_WP_SEG;
-    if (__all_sync(0xffffffffu, fast)) tsr__wp_strips<THRESH, G, 0>(a, g, P, lane, x0, fast);
-    else tsr__wp_strips<THRESH, G, 1>(a, g, P, lane, x0, fast);
+    unsigned *P = tsr__wp_smem + wib * (TSR_WP_SEG + DEPTH * 128);
+    uint2 *ring = (uint2 *)(P + TSR_WP_SEG);
+    if (__all_sync(0xffffffffu, fast)) tsr__wp_strips_async<THRESH, DEPTH>(a, g, P, ring, lane, x0);
+    else tsr__wp_strips_edge<THRESH>(a, g, P, lane, x0, fast);
 }
 
 /* Plan a warp launch; 0 when this variant does not take the arguments (not 8-bit gray, a
@@ -1096,24 +1156,23 @@ static tsr_status tsr__box_warp_run(const tsr__box_args &a, const tsr_image *src
     dim3 grid(tsr__div_up((unsigned)g.nseg, TSR_WP_WARPS),
               (unsigned)(g.nstrips < TSR_CU_MAX_GRID_Y ? g.nstrips : TSR_CU_MAX_GRID_Y));
     /* Knobs for measurements: TSR_CUDA_WARP_MINB 8 caps registers at 64 (32 warps per SM), 12
-     * at 40 (48 warps); TSR_CUDA_WARP_ROWS is how many rows share a pair of warp barriers
-     * (1, 2 or 4), which is also how far ahead the loads run. */
-    int minb = tsr__env_int("TSR_CUDA_WARP_MINB", 8), rows = tsr__env_int("TSR_CUDA_WARP_ROWS", 2);
+     * at 40 (48 warps); TSR_CUDA_WARP_DEPTH is how many rows ahead the loads run (4, 8, 16). */
+    int minb = tsr__env_int("TSR_CUDA_WARP_MINB", 8), depth = tsr__env_int("TSR_CUDA_WARP_DEPTH", 8);
     unsigned nt = TSR_WP_WARPS * 32;
-#define TSR__WP_LAUNCH(M, G)                                                                             \
+#define TSR__WP_LAUNCH(M, D)                                                                             \
     do {                                                                                                 \
-        size_t smem = (size_t)TSR_WP_WARPS * G * TSR_WP_SEG * sizeof(unsigned);                          \
-        if (a.thresh) tsr__box_warp_kernel<1, M, G><<<grid, nt, smem, st>>>(a, g);                       \
-        else tsr__box_warp_kernel<0, M, G><<<grid, nt, smem, st>>>(a, g);                                \
+        size_t smem = (size_t)TSR_WP_WARPS * (TSR_WP_SEG + D * 128) * sizeof(unsigned);                  \
+        if (a.thresh) tsr__box_warp_kernel<1, M, D><<<grid, nt, smem, st>>>(a, g);                       \
+        else tsr__box_warp_kernel<0, M, D><<<grid, nt, smem, st>>>(a, g);                                \
     } while (0)
     if (minb == 12) {
-        if (rows == 1) TSR__WP_LAUNCH(12, 1);
-        else if (rows == 4) TSR__WP_LAUNCH(12, 4);
-        else TSR__WP_LAUNCH(12, 2);
+        if (depth == 4) TSR__WP_LAUNCH(12, 4);
+        else if (depth == 16) TSR__WP_LAUNCH(12, 16);
+        else TSR__WP_LAUNCH(12, 8);
     } else {
-        if (rows == 1) TSR__WP_LAUNCH(8, 1);
-        else if (rows == 4) TSR__WP_LAUNCH(8, 4);
-        else TSR__WP_LAUNCH(8, 2);
+        if (depth == 4) TSR__WP_LAUNCH(8, 4);
+        else if (depth == 16) TSR__WP_LAUNCH(8, 16);
+        else TSR__WP_LAUNCH(8, 8);
     }
 #undef TSR__WP_LAUNCH
     return TSR_CUDA_LAUNCHED(what);

@@ -893,7 +893,7 @@ static tsr_status tsr__threshold_tiled(const tsr_image *src, tsr_image *dst, con
  * ahead of their use, so each warp keeps several loads in flight. The outer rx + 1 (left,
  * rounded up to 8) and rx (right) columns of a segment are halo: segments overlap by that much,
  * re-read from L1/L2. */
-enum { TSR_WP_CPT = 8, TSR_WP_SEG = 32 * TSR_WP_CPT, TSR_WP_WARPS = 4 };
+enum { TSR_WP_CPT = 8, TSR_WP_SEG = 32 * TSR_WP_CPT, TSR_WP_WARPS = 4, TSR_WP_RMAX_SLIDE = 8 };
 
 /* Geometry and mean constants of one warp launch (see tsr__box_warp_plan). */
 struct tsr__warp_geom {
@@ -903,6 +903,7 @@ struct tsr__warp_geom {
     unsigned half, magic;
     int shift;          /* mean = umulhi(sum + half, magic) >> shift, exact (host-checked) */
     int vec;            /* source 8-byte aligned (pointer and stride) */
+    int vec_dst;        /* destination 8-byte aligned */
 };
 
 /* The 8 bytes of w as four packed 16-bit pairs (bytes 0,1 / 2,3 / 4,5 / 6,7). */
@@ -931,31 +932,8 @@ __device__ __forceinline__ uint2 tsr__wp_load(const tsr__box_args &a, int yy, co
     return tsr__fast_load_edge<uint8_t, 1>(a, tsr__cu_row<uint8_t>(a.src, a.sstride, yy), xs, o0);
 }
 
-/* cp.async of 8 bytes from global to shared memory (sm_80+), and its group bookkeeping. */
-__device__ __forceinline__ void tsr__cp_async8(void *smem, const void *gmem)
-{
-#if __CUDA_ARCH__ >= 800
-    unsigned sa = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(sa), "l"(gmem) : "memory");
-#else
-    *(uint2 *)smem = __ldg((const uint2 *)gmem);
-#endif
-}
-__device__ __forceinline__ void tsr__cp_commit(void)
-{
-#if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-template <int N>
-__device__ __forceinline__ void tsr__cp_wait(void)
-{
-#if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-#endif
-}
-
-/* The output row y of a warp's segment from its column sums c (see the kernel's comment). */
+/* The output row y of a warp's segment from its column sums c, by prefix sums in shared memory
+ * (see the kernel's comment). */
 template <int THRESH>
 __device__ __forceinline__ void tsr__wp_row(const tsr__box_args &a, const tsr__warp_geom &g, const unsigned c[4],
                                             unsigned *P, const unsigned *Phi, const unsigned *Plo, int lane, int x0,
@@ -1000,90 +978,101 @@ __device__ __forceinline__ void tsr__wp_row(const tsr__box_args &a, const tsr__w
     __syncwarp();   /* the next row overwrites P */
 }
 
-/* The initial column sums of a strip starting at y0: 2*ry+1 rows, loads issued in batches. */
-template <int EDGE>
-__device__ __forceinline__ void tsr__wp_first(const tsr__box_args &a, int y0, const uint8_t *scol, int fast, int xs,
-                                              int o0, unsigned c[4])
+/* The output row y of a warp's segment for a compile-time horizontal radius R <= 8, all in
+ * registers: the R columns beyond each end of the lane's 8 come from its neighbours by shuffle,
+ * the first window is summed and the next seven slide by one 3-input add each; lanes 1..30
+ * write their 8 outputs with one 8-byte store (lanes 0 and 31 are the halo). */
+template <int THRESH, int R>
+__device__ __forceinline__ void tsr__sl_row(const tsr__box_args &a, const tsr__warp_geom &g, const unsigned c[4],
+                                            int lane, int xo, int full, int y)
 {
-    unsigned q[4];
-    c[0] = c[1] = c[2] = c[3] = 0;
-#pragma unroll 8
-    for (int k = -a.ry; k <= a.ry; k++) {
-        tsr__wp_pairs(tsr__wp_load<EDGE>(a, tsr__cu_border_index(y0 + k, a.h, a.border), scol, fast, xs, o0), q);
+    unsigned v[8 + 2 * R];   /* v[i]: the column sum at lane offset i - R */
 #pragma unroll
-        for (int j = 0; j < 4; j++) c[j] += q[j];
+    for (int k = 0; k < 4; k++) {
+        v[R + 2 * k] = c[k] & 0xffffu;
+        v[R + 2 * k + 1] = c[k] >> 16;
     }
-}
-
-/* Interior warps: the rows entering and leaving the window travel by cp.async into a ring of
- * DEPTH slots in shared memory (each lane copies and later reads only its own 8 bytes, so no
- * barrier is needed), so DEPTH rows of loads are in flight without holding registers. */
-template <int THRESH, int DEPTH>
-__device__ __forceinline__ void tsr__wp_strips_async(const tsr__box_args &a, const tsr__warp_geom &g, unsigned *P,
-                                                     uint2 *ring, int lane, int x0)
-{
-    const int xs = x0 - g.pad_l, o0 = TSR_WP_CPT * lane;
-    const uint8_t *scol = (const uint8_t *)a.src + xs + o0;
-    const int nout = min(g.ow, a.w - x0);
-    const unsigned *Phi = P + g.pad_l + a.rx + lane, *Plo = Phi - (2 * a.rx + 1);
-    const uint2 splat = make_uint2((unsigned)a.value * 0x01010101u, (unsigned)a.value * 0x01010101u);
-
-    for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y) {
-        const int y0 = strip * g.strip_h, y1 = min(a.h, y0 + g.strip_h);
-        unsigned c[4], q[4], r[4];
-        /* Slot (y - y0) % DEPTH: the rows entering and leaving after output row y. */
-        auto issue = [&](int y) {
-            uint2 *slot = ring + ((y - y0) % DEPTH) * 64 + lane * 2;
-            if (y + 1 < y1) {
-                int yi = tsr__cu_border_index(y + 1 + a.ry, a.h, a.border), yo = tsr__cu_border_index(y - a.ry, a.h, a.border);
-                if (yi >= 0) tsr__cp_async8(slot, scol + (size_t)yi * a.sstride);
-                else slot[0] = splat;
-                if (yo >= 0) tsr__cp_async8(slot + 1, scol + (size_t)yo * a.sstride);
-                else slot[1] = splat;
-            }
-            tsr__cp_commit();   /* one group per row, empty or not, keeps the counting simple */
-        };
 #pragma unroll
-        for (int k = 0; k < DEPTH; k++) issue(y0 + k);
-        tsr__wp_first<0>(a, y0, scol, 1, xs, o0, c);
-        for (int y = y0; y < y1; y++) {
-            tsr__wp_row<THRESH>(a, g, c, P, Phi, Plo, lane, x0, nout, y);
-            if (y + 1 < y1) {
-                tsr__cp_wait<DEPTH - 1>();
-                const uint2 *slot = ring + ((y - y0) % DEPTH) * 64 + lane * 2;
-                tsr__wp_pairs(slot[0], q);
-                tsr__wp_pairs(slot[1], r);
-#pragma unroll
-                for (int j = 0; j < 4; j++) c[j] = c[j] + q[j] - r[j];
-                issue(y + DEPTH);
-            }
+    for (int k = 0; k < 4; k++) {
+        if (2 * k + 1 >= 8 - R) {   /* the left neighbour's columns 2k, 2k+1 are offsets 2k-8, 2k-7 */
+            unsigned n = __shfl_up_sync(0xffffffffu, c[k], 1);
+            if (2 * k - 8 >= -R) v[R + 2 * k - 8] = n & 0xffffu;
+            v[R + 2 * k - 7] = n >> 16;
         }
-        tsr__cp_wait<0>();   /* nothing of this strip may land in the ring after it */
+        if (2 * k < R) {            /* the right neighbour's columns 2k, 2k+1 are offsets 8+2k, 9+2k */
+            unsigned n = __shfl_down_sync(0xffffffffu, c[k], 1);
+            v[R + 8 + 2 * k] = n & 0xffffu;
+            if (2 * k + 1 < R) v[R + 9 + 2 * k] = n >> 16;
+        }
+    }
+    if (lane == 0 || lane == 31 || xo >= a.w) return;
+    unsigned sum = g.half, m[8];
+#pragma unroll
+    for (int i = 0; i <= 2 * R; i++) sum += v[i];
+    m[0] = __umulhi(sum, g.magic) >> g.shift;
+#pragma unroll
+    for (int j = 1; j < 8; j++) {
+        sum = sum + v[j + 2 * R] - v[j - 1];
+        m[j] = __umulhi(sum, g.magic) >> g.shift;
+    }
+    const uint8_t *srow = THRESH ? tsr__cu_row<uint8_t>(a.src, a.sstride, y) + xo : NULL;
+    uint8_t *drow = tsr__cu_row<uint8_t>(a.dst, a.dstride, y) + xo;
+    if (THRESH) {
+        uint2 sv = make_uint2(0, 0);
+        if (full) sv = __ldg((const uint2 *)srow);
+        else
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+                if (xo + j < a.w) tsr__pk_set<uint8_t>(sv, j, srow[j]);
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            int diff = (int)tsr__pk_get<uint8_t>(sv, j) - (int)m[j];
+            int pass = a.inverse ? diff <= -a.idelta : diff > -a.idelta;
+            m[j] = pass ? (unsigned)a.maxval : 0u;
+        }
+    }
+    if (full) {
+        uint2 res;
+        res.x = __byte_perm(__byte_perm(m[0], m[1], 0x0040), __byte_perm(m[2], m[3], 0x0040), 0x5410);
+        res.y = __byte_perm(__byte_perm(m[4], m[5], 0x0040), __byte_perm(m[6], m[7], 0x0040), 0x5410);
+        *(uint2 *)drow = res;
+    } else {
+#pragma unroll
+        for (int j = 0; j < 8; j++)
+            if (xo + j < a.w) drow[j] = (uint8_t)m[j];
     }
 }
 
-/* Edge warps (segments that cross the image's left or right edge, or unaligned sources):
- * border-mapped loads one row ahead; a few segments of the image, so simple beats fast. */
-template <int THRESH>
-__device__ __forceinline__ void tsr__wp_strips_edge(const tsr__box_args &a, const tsr__warp_geom &g, unsigned *P,
-                                                    int lane, int x0, int fast)
+/* Every strip of this warp's segment: the initial column sums (loads in batches), then per
+ * output row the row (prefix path for R == 0, register path for R in 1..8) and the window's
+ * slide, the entering and leaving rows loaded one row ahead. */
+template <int THRESH, int R, int EDGE>
+__device__ __forceinline__ void tsr__wp_strips(const tsr__box_args &a, const tsr__warp_geom &g, unsigned *P, int lane,
+                                               int x0, int fast)
 {
-    const int xs = x0 - g.pad_l, o0 = TSR_WP_CPT * lane;
-    const uint8_t *scol = (const uint8_t *)a.src + xs + o0;
+    const int xs = x0 - g.pad_l, o0 = TSR_WP_CPT * lane, xo = xs + o0;
+    const uint8_t *scol = (const uint8_t *)a.src + xo;
     const int nout = min(g.ow, a.w - x0);
     const unsigned *Phi = P + g.pad_l + a.rx + lane, *Plo = Phi - (2 * a.rx + 1);
+    const int full = g.vec_dst && xo + TSR_WP_CPT <= a.w;
 
     for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y) {
         const int y0 = strip * g.strip_h, y1 = min(a.h, y0 + g.strip_h);
-        unsigned c[4], q[4], r[4];
-        tsr__wp_first<1>(a, y0, scol, fast, xs, o0, c);
+        unsigned c[4] = {0, 0, 0, 0}, q[4], r[4];
+#pragma unroll 8
+        for (int k = -a.ry; k <= a.ry; k++) {
+            tsr__wp_pairs(tsr__wp_load<EDGE>(a, tsr__cu_border_index(y0 + k, a.h, a.border), scol, fast, xs, o0), q);
+#pragma unroll
+            for (int j = 0; j < 4; j++) c[j] += q[j];
+        }
         for (int y = y0; y < y1; y++) {
             uint2 win = make_uint2(0, 0), wout = make_uint2(0, 0);
             if (y + 1 < y1) {
-                win = tsr__wp_load<1>(a, tsr__cu_border_index(y + 1 + a.ry, a.h, a.border), scol, fast, xs, o0);
-                wout = tsr__wp_load<1>(a, tsr__cu_border_index(y - a.ry, a.h, a.border), scol, fast, xs, o0);
+                win = tsr__wp_load<EDGE>(a, tsr__cu_border_index(y + 1 + a.ry, a.h, a.border), scol, fast, xs, o0);
+                wout = tsr__wp_load<EDGE>(a, tsr__cu_border_index(y - a.ry, a.h, a.border), scol, fast, xs, o0);
             }
-            tsr__wp_row<THRESH>(a, g, c, P, Phi, Plo, lane, x0, nout, y);
+            if (R == 0) tsr__wp_row<THRESH>(a, g, c, P, Phi, Plo, lane, x0, nout, y);
+            else tsr__sl_row<THRESH, R>(a, g, c, lane, xo, full, y);
             tsr__wp_pairs(win, q);
             tsr__wp_pairs(wout, r);
 #pragma unroll
@@ -1092,19 +1081,18 @@ __device__ __forceinline__ void tsr__wp_strips_edge(const tsr__box_args &a, cons
     }
 }
 
-template <int THRESH, int MINB, int DEPTH>
-__global__ void __launch_bounds__(TSR_WP_WARPS * 32, MINB) tsr__box_warp_kernel(tsr__box_args a, tsr__warp_geom g)
+template <int THRESH, int R>
+__global__ void __launch_bounds__(TSR_WP_WARPS * 32, 8) tsr__box_warp_kernel(tsr__box_args a, tsr__warp_geom g)
 {
-    extern __shared__ __align__(16) unsigned tsr__wp_smem[];
+    __shared__ __align__(16) unsigned sp[R == 0 ? TSR_WP_WARPS : 1][R == 0 ? TSR_WP_SEG : 4];
     const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5;
     const int seg = blockIdx.x * TSR_WP_WARPS + wib;
     if (seg >= g.nseg) return;   /* the whole warp leaves; nothing below waits for other warps */
     const int x0 = seg * g.ow, xc = x0 - g.pad_l + TSR_WP_CPT * lane;
     const int fast = g.vec && xc >= 0 && xc + TSR_WP_CPT <= a.w;
-    unsigned *P = tsr__wp_smem + wib * (TSR_WP_SEG + DEPTH * 128);
-    uint2 *ring = (uint2 *)(P + TSR_WP_SEG);
-    if (__all_sync(0xffffffffu, fast)) tsr__wp_strips_async<THRESH, DEPTH>(a, g, P, ring, lane, x0);
-    else tsr__wp_strips_edge<THRESH>(a, g, P, lane, x0, fast);
+    unsigned *P = sp[R == 0 ? wib : 0];
+    if (__all_sync(0xffffffffu, fast)) tsr__wp_strips<THRESH, R, 0>(a, g, P, lane, x0, fast);
+    else tsr__wp_strips<THRESH, R, 1>(a, g, P, lane, x0, fast);
 }
 
 /* Plan a warp launch; 0 when this variant does not take the arguments (not 8-bit gray, a
@@ -1115,8 +1103,10 @@ static int tsr__box_warp_plan(const tsr__box_args &a, int depth, const tsr_image
                               tsr__warp_geom *g)
 {
     if (depth != TSR_U8 || a.cn != 1 || a.ry > 127 || a.value > 255) return 0;
-    long long pad_l = ((long long)a.rx + 1 + 7) / 8 * 8;
-    long long ow = ((long long)TSR_WP_SEG - pad_l - a.rx) / 8 * 8;   /* keeps every segment 8-aligned */
+    /* The register path (rx <= 8) takes its halo from the neighbouring lanes: one lane each side. */
+    long long pad_l = a.rx <= TSR_WP_RMAX_SLIDE && tsr__env_int("TSR_CUDA_WARP_SLIDE", 1) ? 8 : ((long long)a.rx + 1 + 7) / 8 * 8;
+    long long ow = pad_l == 8 && a.rx <= TSR_WP_RMAX_SLIDE ? TSR_WP_SEG - 16
+                                                           : ((long long)TSR_WP_SEG - pad_l - a.rx) / 8 * 8;   /* 8-aligned */
     if (ow < 8) return 0;
     unsigned long long d = a.mean.area, half = a.mean.half, tmax = 255 * d + half;
     int shift = -1;
@@ -1128,8 +1118,8 @@ static int tsr__box_warp_plan(const tsr__box_args &a, int depth, const tsr_image
     if (shift < 0) return 0;
     if (!g) return 1;
     long long nseg = (a.w + ow - 1) / ow;
-    long long sh = 2LL * a.ry + 1;
-    if (sh < 16) sh = 16;
+    long long sh = a.ry + 1;   /* short strips: many warps (sweep in docs/perf-notes.md) */
+    if (sh < 8) sh = 8;
     sh = tsr__env_int("TSR_CUDA_WARP_STRIP", (int)sh);
     if (sh < 1) sh = 1;
     if (sh > a.h) sh = a.h;
@@ -1142,7 +1132,7 @@ static int tsr__box_warp_plan(const tsr__box_args &a, int depth, const tsr_image
     g->magic = (unsigned)magic;
     g->shift = shift;
     g->vec = tsr__cu_aligned(src->data, src->stride, 8);
-    (void)dst;
+    g->vec_dst = tsr__cu_aligned(dst->data, dst->stride, 8);
     return 1;
 }
 
@@ -1155,26 +1145,20 @@ static tsr_status tsr__box_warp_run(const tsr__box_args &a, const tsr_image *src
         return tsr__fail(TSR_E_UNSUPPORTED, "%s: only 8-bit one-channel images with radii up to 119", what);
     dim3 grid(tsr__div_up((unsigned)g.nseg, TSR_WP_WARPS),
               (unsigned)(g.nstrips < TSR_CU_MAX_GRID_Y ? g.nstrips : TSR_CU_MAX_GRID_Y));
-    /* Knobs for measurements: TSR_CUDA_WARP_MINB 8 caps registers at 64 (32 warps per SM), 12
-     * at 40 (48 warps); TSR_CUDA_WARP_DEPTH is how many rows ahead the loads run (4, 8, 16). */
-    int minb = tsr__env_int("TSR_CUDA_WARP_MINB", 8), depth = tsr__env_int("TSR_CUDA_WARP_DEPTH", 8);
+    /* Horizontal radii up to 8 take the register path (R = rx), larger ones the prefix path. */
+    int R = a.rx <= TSR_WP_RMAX_SLIDE && tsr__env_int("TSR_CUDA_WARP_SLIDE", 1) ? a.rx : 0;
     unsigned nt = TSR_WP_WARPS * 32;
-#define TSR__WP_LAUNCH(M, D)                                                                             \
-    do {                                                                                                 \
-        size_t smem = (size_t)TSR_WP_WARPS * (TSR_WP_SEG + D * 128) * sizeof(unsigned);                  \
-        if (a.thresh) tsr__box_warp_kernel<1, M, D><<<grid, nt, smem, st>>>(a, g);                       \
-        else tsr__box_warp_kernel<0, M, D><<<grid, nt, smem, st>>>(a, g);                                \
-    } while (0)
-    if (minb == 12) {
-        if (depth == 4) TSR__WP_LAUNCH(12, 4);
-        else if (depth == 16) TSR__WP_LAUNCH(12, 16);
-        else TSR__WP_LAUNCH(12, 8);
-    } else {
-        if (depth == 4) TSR__WP_LAUNCH(8, 4);
-        else if (depth == 16) TSR__WP_LAUNCH(8, 16);
-        else TSR__WP_LAUNCH(8, 8);
+#define TSR__WP_CASE(K)                                                                                  \
+    case K:                                                                                              \
+        if (a.thresh) tsr__box_warp_kernel<1, K><<<grid, nt, 0, st>>>(a, g);                             \
+        else tsr__box_warp_kernel<0, K><<<grid, nt, 0, st>>>(a, g);                                      \
+        break
+    switch (R) {
+        TSR__WP_CASE(1); TSR__WP_CASE(2); TSR__WP_CASE(3); TSR__WP_CASE(4);
+        TSR__WP_CASE(5); TSR__WP_CASE(6); TSR__WP_CASE(7); TSR__WP_CASE(8);
+        default: TSR__WP_CASE(0);
     }
-#undef TSR__WP_LAUNCH
+#undef TSR__WP_CASE
     return TSR_CUDA_LAUNCHED(what);
 }
 

@@ -460,7 +460,7 @@ int main(int argc, char **argv)
                         warp = wop->variants[vi];
                 if (!warp) continue;
                 printf("\n-- %s/warp sweep (10 runs each): strip height, register cap\n", opname);
-                for (int r : {1, 3, 7, 15, 31, 48, 64}) {
+                for (int r : {1, 2, 3, 5, 8, 15, 31, 64}) {
                     bench_case c;
                     tsr_image ref = {0};
                     memset(&c, 0, sizeof c);
@@ -470,7 +470,7 @@ int main(int argc, char **argv)
                     char lab0[64];
                     snprintf(lab0, sizeof lab0, "r=%d default", r);
                     print_row(opname, "warp", lab0, def_us, 2.0 * w * h, NULL, -1);
-                    for (int depth : {0, 1, 2})
+                    for (int depth : {1, 0})
                     for (int minb : {8})
                         for (int sh : {8, 16, 32, 64}) {
                             char val[16], lab[64];
@@ -479,15 +479,15 @@ int main(int argc, char **argv)
                             setenv("TSR_CUDA_WARP_STRIP", val, 1);
                             (void)minb;
                             snprintf(val, sizeof val, "%d", depth);
-                            setenv("TSR_CUDA_WARP_WAVES", val, 1);
+                            setenv("TSR_CUDA_WARP_SLIDE", val, 1);
                             double us = time_variant(wop, warp, &g, &c.p, &out);
-                            snprintf(lab, sizeof lab, "r=%d sh=%d waves=%d%s", r, sh, depth,
+                            snprintf(lab, sizeof lab, "r=%d sh=%d slide=%d%s", r, sh, depth,
                                      out.data && ref.data && same_image(&out, &ref) ? "" : " DIFF");
                             print_row(opname, "warp", lab, us, 2.0 * w * h, NULL, -1);
                             tsr_image_free(&out);
                         }
                     unsetenv("TSR_CUDA_WARP_STRIP");
-                    unsetenv("TSR_CUDA_WARP_WAVES");
+                    unsetenv("TSR_CUDA_WARP_SLIDE");
                     tsr_image_free(&ref);
                 }
             }

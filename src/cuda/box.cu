@@ -1143,19 +1143,8 @@ static tsr_status tsr__box_warp_run(const tsr__box_args &a, const tsr_image *src
     tsr__warp_geom g;
     if (!tsr__box_warp_plan(a, src->depth, src, dst, &g))
         return tsr__fail(TSR_E_UNSUPPORTED, "%s: only 8-bit one-channel images with radii up to 119", what);
-    /* With WAVES > 0 the grid holds about that many waves of resident blocks (8 per SM) and
-     * each block walks its share of the strips, evenly, so the last wave is not mostly idle. */
-    unsigned gx = tsr__div_up((unsigned)g.nseg, TSR_WP_WARPS);
-    long long gy = g.nstrips < TSR_CU_MAX_GRID_Y ? g.nstrips : TSR_CU_MAX_GRID_Y;
-    int waves = tsr__env_int("TSR_CUDA_WARP_WAVES", 1);
-    if (waves > 0) {
-        long long want = (8LL * tsr__cu_sm_count() * waves + gx - 1) / gx;
-        if (want < gy) {
-            long long per = (gy + want - 1) / want;   /* strips per block, then as few blocks as that needs */
-            gy = (g.nstrips + per - 1) / per;
-        }
-    }
-    dim3 grid(gx, (unsigned)gy);
+    dim3 grid(tsr__div_up((unsigned)g.nseg, TSR_WP_WARPS),
+              (unsigned)(g.nstrips < TSR_CU_MAX_GRID_Y ? g.nstrips : TSR_CU_MAX_GRID_Y));
     /* Horizontal radii up to 8 take the register path (R = rx), larger ones the prefix path. */
     int R = a.rx <= TSR_WP_RMAX_SLIDE && tsr__env_int("TSR_CUDA_WARP_SLIDE", 1) ? a.rx : 0;
     unsigned nt = TSR_WP_WARPS * 32;

@@ -181,7 +181,20 @@ vshot "a truncated stream plays up to the frame before the cut" "$W/a420-1.png" 
 
 # A window, under Xvfb where there is no display.
 if [ -n "${DISPLAY:-}" ] && [ -z "${TSR_VIEW_XVFB:-}" ]; then run_x() { "$@"; }
-elif command -v xvfb-run >/dev/null 2>&1; then run_x() { xvfb-run -a -s "-screen 0 1280x1024x24" "$@"; }
+elif command -v xvfb-run >/dev/null 2>&1; then
+    # Again (3 tries) when the display made could not be opened: on a shared machine another Xvfb
+    # starting or stopping at the same moment can take the number xvfb-run -a picked.
+    run_x() {
+        local i rc
+        for i in 1 2 3; do
+            xvfb-run -a -s "-screen 0 1280x1024x24" "$@" >"$W/x-out.txt" 2>"$W/x-err.txt"
+            rc=$?
+            grep -q "cannot open the X display" "$W/x-out.txt" "$W/x-err.txt" || break
+        done
+        cat "$W/x-out.txt"
+        cat "$W/x-err.txt" >&2
+        return $rc
+    }
 else run_x() { return 77; }
 fi
 run_x "$T" --quiet view "$IMG/coffee.png" --op gray,box --radius 2 --border constant --value 40 --frames 3 \

@@ -267,6 +267,22 @@ int tsr_frame_plane_height(int height, int chroma, int p);
 /* Copy between frames of the same shape in any memory; asynchronous on 'stream' for device copies. */
 tsr_status tsr_frame_copy(const tsr_frame *src, tsr_frame *dst, void *stream);
 
+/* How tsr_frame_to_image shows a frame. */
+typedef enum tsr_frame_view {
+    TSR_FRAME_VIEW_RGB = 0,     /* RGB (mono frames: the Y plane as gray) */
+    TSR_FRAME_VIEW_LUMA = 1     /* the Y plane as gray */
+} tsr_frame_view;
+/* Convert a host frame into an 8-bit host image for display (what 'tessera view' shows of y4m):
+ * 3 channels for TSR_FRAME_VIEW_RGB of 4:2:0, 4:2:2 and 4:4:4 frames, else 1. With s = bits - 8,
+ * all in integers (>> of a non-negative value; results clamped to 0..255):
+ *   RGB, BT.601 limited range:  C = 298 (Y - 16<<s) + (128<<s),  D = Cb - 128<<s,  E = Cr - 128<<s
+ *     R = (C + 409 E) >> (8+s),  G = (C - 100 D - 208 E) >> (8+s),  B = (C + 516 D) >> (8+s)
+ *   gray (mono, or the Y plane), full scale:  (Y * 255 + M/2) / M  with M = 2^bits - 1
+ * Chroma is replicated: pixel (x, y) takes chroma sample (x/2, y/2) in 4:2:0 and (x/2, y) in
+ * 4:2:2. dst follows tsr_invert's rules (allocated on success when dst->data is NULL, else a host
+ * image of that shape). ex: threads only (NULL: defaults). */
+tsr_status tsr_frame_to_image(const tsr_frame *src, tsr_image *dst, tsr_frame_view view, const tsr_exec *ex);
+
 typedef enum tsr_dither { TSR_DITHER_NONE = 0, TSR_DITHER_ORDERED = 1, TSR_DITHER_FLOYD = 2 } tsr_dither;
 
 /* Every parameter, with f3kdb's names, scales and defaults (tsr_deband_defaults). */

@@ -529,3 +529,99 @@ TEST(test_deband_frames_and_outputs)
         fclose(t);
     }
 }
+
+/* Set sample (x, y) of plane p of a host frame. */
+static void db_set(tsr_frame *f, int p, int x, int y, int v)
+{
+    char *row = (char *)f->plane[p] + (size_t)y * f->stride[p];
+    if (f->bits > 8) ((uint16_t *)row)[x] = (uint16_t)v;
+    else ((uint8_t *)row)[x] = (uint8_t)v;
+}
+
+/* tsr_frame_to_image: BT.601 limited range by hand for known colours at 8, 10 and 16 bits,
+ * chroma replication, full-scale gray, the same picture at every depth, and its refusals. */
+TEST(test_frame_to_image)
+{
+    /* Y Cb Cr (8-bit) -> R G B, worked out from the documented integer formula */
+    static const int yuv_rgb[][6] = {{16, 128, 128, 0, 0, 0},    {235, 128, 128, 255, 255, 255},
+                                     {126, 128, 128, 128, 128, 128}, {81, 90, 240, 255, 0, 0},
+                                     {145, 54, 34, 0, 255, 1},    {41, 240, 110, 0, 0, 255}};
+    static const int depths[] = {8, 10, 16};
+    for (int d = 0; d < 3; d++) {
+        int bits = depths[d], s = bits - 8;
+        tsr_frame f;
+        tsr_image img = {0}, luma = {0};
+        CHECK_OK(tsr_frame_create(&f, 12, 2, TSR_CHROMA_420, bits, TSR_HOST));
+        for (int x = 0; x < 12; x++) {   /* colour k covers columns 2k, 2k+1 (one chroma sample) */
+            db_set(&f, 0, x, 0, yuv_rgb[x / 2][0] << s);
+            db_set(&f, 0, x, 1, yuv_rgb[x / 2][0] << s);
+        }
+        for (int k = 0; k < 6; k++) db_set(&f, 1, k, 0, yuv_rgb[k][1] << s), db_set(&f, 2, k, 0, yuv_rgb[k][2] << s);
+        CHECK_OK(tsr_frame_to_image(&f, &img, TSR_FRAME_VIEW_RGB, NULL));
+        CHECK_EQ(img.channels, 3);
+        CHECK_EQ(img.depth, TSR_U8);
+        for (int y = 0; img.data && y < 2; y++)
+            for (int x = 0; x < 12; x++)
+                for (int c = 0; c < 3; c++)
+                    CHECK_MSG(((uint8_t *)db_row(&img, y))[3 * x + c] == yuv_rgb[x / 2][3 + c],
+                              "%d-bit pixel (%d,%d) channel %d: %d, expected %d", bits, x, y, c,
+                              ((uint8_t *)db_row(&img, y))[3 * x + c], yuv_rgb[x / 2][3 + c]);
+        CHECK_OK(tsr_frame_to_image(&f, &luma, TSR_FRAME_VIEW_LUMA, NULL));
+        CHECK_EQ(luma.channels, 1);
+        if (luma.data)   /* Y 235 << s of 2^bits - 1, full scale */
+            CHECK_EQ(((uint8_t *)db_row(&luma, 1))[2], ((235 << s) * 255 + ((1 << bits) - 1) / 2) / ((1 << bits) - 1));
+        tsr_image_free(&img);
+        tsr_image_free(&luma);
+        tsr_frame_free(&f);
+    }
+    {   /* 4:2:0 at 8 bits, shifted to 16 bits, and with its chroma replicated by hand into 4:4:4:
+         * the same image (the odd size checks the last chroma column and row) */
+        tsr_frame a = db_make(23, 9, TSR_CHROMA_420, 8, 3), b, c;
+        tsr_image ia = {0}, ib = {0}, ic = {0};
+        tsr_exec ex = {TSR_BACKEND_CPU, NULL, NULL, 3};
+        CHECK_OK(tsr_frame_create(&b, 23, 9, TSR_CHROMA_420, 16, TSR_HOST));
+        CHECK_OK(tsr_frame_create(&c, 23, 9, TSR_CHROMA_444, 8, TSR_HOST));
+        for (int p = 0; p < 3; p++)
+            for (int y = 0; y < 9; y++)
+                for (int x = 0; x < 23; x++) {
+                    int sx = p ? x / 2 : x, sy = p ? y / 2 : y;
+                    int v = ((uint8_t *)a.plane[p] + (size_t)sy * a.stride[p])[sx];
+                    db_set(&c, p, x, y, v);
+                    db_set(&b, p, sx, sy, v << 8);
+                }
+        CHECK_OK(tsr_frame_to_image(&a, &ia, TSR_FRAME_VIEW_RGB, &ex));
+        CHECK_OK(tsr_frame_to_image(&b, &ib, TSR_FRAME_VIEW_RGB, NULL));
+        CHECK_OK(tsr_frame_to_image(&c, &ic, TSR_FRAME_VIEW_RGB, NULL));
+        for (int y = 0; ia.data && ib.data && ic.data && y < 9; y++) {
+            CHECK_MSG(!memcmp(db_row(&ia, y), db_row(&ib, y), 23 * 3), "row %d: 8 and 16 bits differ", y);
+            CHECK_MSG(!memcmp(db_row(&ia, y), db_row(&ic, y), 23 * 3), "row %d: 4:2:0 and 4:4:4 differ", y);
+        }
+        /* refusals: a wrong output shape, a device frame; nothing handed out */
+        CHECK_EQ(tsr_frame_to_image(&a, &ib, TSR_FRAME_VIEW_LUMA, NULL), TSR_E_SIZE);
+        a.memory = TSR_DEVICE;
+        memset(&ic, 0, sizeof ic);
+        CHECK_EQ(tsr_frame_to_image(&a, &ic, TSR_FRAME_VIEW_RGB, NULL), TSR_E_ARG);
+        CHECK(ic.data == NULL);
+        a.memory = TSR_HOST;
+        tsr_image_free(&ia);
+        tsr_image_free(&ib);
+        tsr_frame_free(&a);
+        tsr_frame_free(&b);
+        tsr_frame_free(&c);
+    }
+    {   /* mono: gray, full scale */
+        tsr_frame m;
+        tsr_image g = {0};
+        CHECK_OK(tsr_frame_create(&m, 3, 1, TSR_CHROMA_MONO, 10, TSR_HOST));
+        db_set(&m, 0, 0, 0, 0), db_set(&m, 0, 1, 0, 512), db_set(&m, 0, 2, 0, 1023);
+        CHECK_OK(tsr_frame_to_image(&m, &g, TSR_FRAME_VIEW_RGB, NULL));
+        CHECK_EQ(g.channels, 1);
+        if (g.data) {
+            CHECK_EQ(((uint8_t *)g.data)[0], 0);
+            CHECK_EQ(((uint8_t *)g.data)[1], 128);   /* (512 * 255 + 511) / 1023 */
+            CHECK_EQ(((uint8_t *)g.data)[2], 255);
+        }
+        tsr_image_free(&g);
+        tsr_frame_free(&m);
+    }
+}

@@ -320,6 +320,194 @@ TEST(test_view_window_screenshot)
     tsr_image_free(&in);
 }
 
+/* A y4m stream of n frames (each different, with bands for deband to smooth) in a temporary
+ * file, at its start; cut: bytes to drop from the end. */
+static FILE *tsr__vt_stream(int w, int h, int chroma, int bits, int n, long cut)
+{
+    tsr_y4m_info info;
+    tsr_frame f;
+    FILE *t = tmpfile();
+    char *all = NULL;
+    long size;
+    memset(&info, 0, sizeof info);
+    info.width = w, info.height = h, info.chroma = chroma, info.bits = bits, info.fps_num = 25, info.fps_den = 1;
+    if (!t || tsr_frame_create(&f, w, h, chroma, bits, TSR_HOST)) return t;
+    CHECK_OK(tsr_y4m_write_header(t, &info, bits));
+    for (int k = 0; k < n; k++) {
+        for (int p = 0; p < f.nplanes; p++)
+            for (int y = 0; y < tsr_frame_plane_height(h, chroma, p); y++)
+                for (int x = 0; x < tsr_frame_plane_width(w, chroma, p); x++) {
+                    int v = p ? 90 + 40 * p + (int)(tsr_test_rand() % 60) : 16 + ((x + 3 * k) / 5) * 2 + y / 7;
+                    char *row = (char *)f.plane[p] + (size_t)y * f.stride[p];
+                    if (bits > 8) ((uint16_t *)row)[x] = (uint16_t)(v << (bits - 8));
+                    else ((uint8_t *)row)[x] = (uint8_t)v;
+                }
+        CHECK_OK(tsr_y4m_write_frame(t, &f));
+    }
+    tsr_frame_free(&f);
+    size = ftell(t);
+    if (cut > 0 && size > cut && (all = malloc((size_t)size))) {   /* rewrite it shorter */
+        rewind(t);
+        CHECK_EQ(fread(all, 1, (size_t)size, t), size);
+        fclose(t);
+        t = tmpfile();
+        if (t) CHECK_EQ(fwrite(all, 1, (size_t)(size - cut), t), size - cut);
+        free(all);
+    }
+    if (t) rewind(t);
+    return t;
+}
+
+/* Frame k of stream t (rewound afterwards) shown as the viewer must: debanded with p (NULL:
+ * not), converted by tsr_frame_to_image. */
+static tsr_status tsr__vt_frame(FILE *t, int k, const tsr_deband_params *p, tsr_image *out)
+{
+    tsr_y4m_info info;
+    tsr_frame f = {0}, d = {0};
+    tsr_exec ex = {TSR_BACKEND_CPU, NULL, NULL, 0};
+    int eof = 0;
+    tsr_status s = tsr_y4m_read_header(t, "test", &info);
+    if (!s) s = tsr_frame_create(&f, info.width, info.height, info.chroma, info.bits, TSR_HOST);
+    for (int i = 0; !s && i <= k; i++) s = tsr_y4m_read_frame(t, &info, &f, i, &eof);
+    if (!s && p) s = tsr_deband_frame(&f, &d, p, k, &ex);
+    if (!s) s = tsr_frame_to_image(p ? &d : &f, out, TSR_FRAME_VIEW_RGB, NULL);
+    tsr_frame_free(&f);
+    tsr_frame_free(&d);
+    rewind(t);
+    return s;
+}
+
+/* Play t headless on the cpu path and compare the screenshot with frame 'want' as the library
+ * shows it; returns 0 (after SKIP's message) when there is no GL. */
+static int tsr__vt_play(FILE *t, tsr_view_options o, int want, const char *what)
+{
+    tsr_image shot = {0}, ref = {0};
+    tsr_view_stats st;
+    tsr_status s;
+    o.headless = o.quiet = 1;
+    o.path = TSR_VIEW_PATH_CPU;
+    s = tsr_view_play(t, "test.y4m", &o, &shot, &st);
+    if (s == TSR_E_UNSUPPORTED && strstr(tsr_last_error(), "OpenGL")) {
+        tsr_test_skip("no off-screen OpenGL here: %s", tsr_last_error());
+        return 0;
+    }
+    CHECK_MSG(s == TSR_OK, "%s: %s", what, tsr_last_error());
+    rewind(t);
+    CHECK_OK(tsr__vt_frame(t, want, o.deband, &ref));
+    if (!s && ref.data) {
+        CHECK_MSG(st.stream_frame == want, "%s: showed frame %d last, expected %d", what, st.stream_frame, want);
+        CHECK_EQ(shot.width, ref.width);
+        CHECK_EQ(shot.height, ref.height);
+        if (shot.width == ref.width && shot.height == ref.height)
+            CHECK_MSG(tsr__vt_diff(&shot, &ref, 0, ref.width, 0) == 0, "%s: the screenshot differs from frame %d", what,
+                      want);
+    }
+    tsr_image_free(&shot);
+    tsr_image_free(&ref);
+    rewind(t);
+    return 1;
+}
+
+TEST(test_view_play_y4m)
+{
+    tsr_deband_params p;
+    tsr_view_options o = {0};
+    FILE *a = tsr__vt_stream(45, 27, TSR_CHROMA_420, 8, 4, 0), *b = tsr__vt_stream(19, 14, TSR_CHROMA_444, 16, 3, 0);
+    tsr_deband_defaults(&p);
+    if (!a || !b) SKIP("no temporary files");
+    o.deband = &p;
+    o.frames = 3;
+    if (!tsr__vt_play(a, o, 2, "4:2:0 8-bit debanded, 3 frames")) goto out;
+    {   /* the comparison can tell: deband changes frame 2 */
+        tsr_image x = {0}, y = {0};
+        CHECK_OK(tsr__vt_frame(a, 2, &p, &x));
+        CHECK_OK(tsr__vt_frame(a, 2, NULL, &y));
+        if (x.data && y.data) CHECK(tsr__vt_diff(&x, &y, 0, x.width, 0) > 0);
+        tsr_image_free(&x);
+        tsr_image_free(&y);
+    }
+    o.frames = 0;   /* off screen: the whole stream */
+    tsr__vt_play(a, o, 3, "4:2:0 to the end");
+    o.frames = 9;
+    tsr__vt_play(b, o, 2, "4:4:4 16-bit, 9 frames of 3");
+    o.deband = NULL;
+    o.frames = 2;
+    tsr__vt_play(b, o, 1, "4:4:4 16-bit as read");
+    o.keys = " .";   /* pause, then one frame on */
+    o.frames = 5;
+    tsr__vt_play(a, o, 1, "paused, stepped once");
+    o.keys = NULL;
+    o.loop = 1;
+    o.frames = 6;   /* 0 1 2 3 0 1 */
+    tsr__vt_play(a, o, 1, "looped");
+out:
+    fclose(a);
+    fclose(b);
+}
+
+TEST(test_view_play_refusals)
+{
+    tsr_image shot = {0};
+    tsr_view_options o = {0};
+    tsr_deband_params p;
+    FILE *cut = tsr__vt_stream(16, 8, TSR_CHROMA_420, 8, 3, 50), *ok = tsr__vt_stream(16, 8, TSR_CHROMA_420, 8, 2, 0);
+    tsr_status s;
+    if (!cut || !ok) SKIP("no temporary files");
+    o.headless = o.quiet = 1;
+    o.path = TSR_VIEW_PATH_CPU;
+    o.frames = 2;
+    s = tsr_view_play(cut, "cut.y4m", &o, &shot, NULL);
+    if (s == TSR_E_UNSUPPORTED && strstr(tsr_last_error(), "OpenGL")) {
+        fclose(cut);
+        fclose(ok);
+        SKIP("no off-screen OpenGL here: %s", tsr_last_error());
+    }
+    CHECK_EQ(s, TSR_OK);   /* frames 0 and 1: the cut is not reached */
+    tsr_image_free(&shot);
+    rewind(cut);
+    o.frames = 0;          /* the whole stream */
+    CHECK_EQ(tsr_view_play(cut, "cut.y4m", &o, &shot, NULL), TSR_E_FORMAT);
+    CHECK_MSG(strstr(tsr_last_error(), "cut.y4m: frame 2: truncated") != NULL, "message: %s", tsr_last_error());
+    CHECK(shot.data == NULL);
+    tsr_deband_defaults(&p);
+    p.range = 300;
+    o.deband = &p;
+    CHECK_EQ(tsr_view_play(ok, "ok.y4m", &o, &shot, NULL), TSR_E_ARG);
+    CHECK(strstr(tsr_last_error(), "range") != NULL);
+    CHECK(shot.data == NULL);
+    fclose(cut);
+    fclose(ok);
+}
+
+TEST(test_view_image_deband)
+{
+    tsr_image in, ref = {0};
+    tsr_view_options o = {0};
+    tsr_deband_params p;
+    tsr_exec ex = {TSR_BACKEND_CPU, NULL, NULL, 0};
+    tsr_deband_defaults(&p);
+    CHECK_OK(tsr_image_create(&in, 31, 17, 3, TSR_U8, TSR_HOST));
+    for (int y = 0; y < 17; y++)
+        for (int x = 0; x < 31 * 3; x++) ((uint8_t *)in.data)[(size_t)y * in.stride + x] = (uint8_t)(40 + x / 9 + y / 5);
+    o.deband = &p;
+    o.headless = o.quiet = 1;
+    o.path = TSR_VIEW_PATH_CPU;
+    {
+        tsr_image shot = {0};
+        tsr_status s = tsr_view_run(&in, &o, &shot, NULL);
+        if (s == TSR_E_UNSUPPORTED) {
+            tsr_image_free(&in);
+            SKIP("no off-screen OpenGL here: %s", tsr_last_error());
+        }
+        CHECK_OK(s);
+        CHECK_OK(tsr_deband_image(&in, &ref, &p, &ex));
+        if (!s && ref.data) CHECK_EQ(tsr__vt_diff(&shot, &ref, 0, 31, 0), 0);
+        tsr_image_free(&shot);
+    }
+    tsr_image_free(&ref);
+    tsr_image_free(&in);
+}
+
 #else
 
 TEST(test_view_not_built)

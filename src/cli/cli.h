@@ -44,6 +44,9 @@ int tsr_cli_exit_code(tsr_status s);
 double tsr_cli_now(void);
 /* Print the backend line ("tessera: box ran on cpu (variant 'running', 2 threads)") unless quiet. */
 void tsr_cli_report_backend(const tsr_cli_common *c, const char *cmd, const tsr_variant *v, tsr_backend asked);
+/* Whether a file starts with the y4m signature. stdin ("-"), pipes and other non-regular files
+ * count as y4m: peeking would consume bytes that cannot be read again. (src/cli/cmd_deband.c) */
+int tsr_cli_is_y4m(const char *path);
 /* Write text produced by 'emit' to 'path' atomically (temp file + rename), or stdout for "-". */
 tsr_status tsr_cli_write_text(const char *path, int (*emit)(FILE *f, void *ctx), void *ctx);
 

@@ -38,9 +38,7 @@ static int tsr__deband_params(tsr_param *table)
     return n;
 }
 
-/* Whether a file starts with the y4m signature. stdin, pipes and other non-regular files count
- * as y4m: peeking would consume bytes that cannot be read again. */
-static int tsr__is_y4m(const char *path)
+int tsr_cli_is_y4m(const char *path)
 {
     char head[9];
     FILE *f;
@@ -253,5 +251,5 @@ int tsr__cmd_deband(int argc, char **argv, const tsr_cli_common *global)
         return TSR_EXIT_USAGE;
     }
     if ((s = tsr_deband_check(&o.p, 8))) return tsr_cli_fail(NULL, s);
-    return tsr__is_y4m(pos[0]) ? tsr__deband_stream(&o, &c, pos[0], pos[1]) : tsr__deband_picture(&o, &c, pos[0], pos[1]);
+    return tsr_cli_is_y4m(pos[0]) ? tsr__deband_stream(&o, &c, pos[0], pos[1]) : tsr__deband_picture(&o, &c, pos[0], pos[1]);
 }

@@ -1,10 +1,13 @@
-/* 'tessera view': show an image through an operation or a chain of them, in a window or off
- * screen, with a screenshot and a frame-rate benchmark of the interop and host-copy paths. */
+/* 'tessera view': show an image, or play a y4m stream, through an operation or a chain of them
+ * (deband first on streams), in a window or off screen, with a screenshot and a frame-rate
+ * benchmark of the interop and host-copy paths. */
 #include "cli.h"
 #include "../core/internal.h"
 #include "../view/view.h"
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifndef TSR_HAVE_VIEW
 
@@ -21,17 +24,20 @@ int tsr__cmd_view(int argc, char **argv, const tsr_cli_common *global)
 
 /* The viewer's own options. */
 typedef struct tsr__view_args {
-    int headless, frames, benchmark, split, path, bench_width, bench_height;
+    int headless, frames, benchmark, split, path, bench_width, bench_height, loop, show, progress;
     double split_at;
 } tsr__view_args;
 
 static const char *const tsr__path_names[] = {"auto", "cpu", "interop", "hostcopy", NULL};
+static const char *const tsr__show_names[] = {"rgb", "luma", NULL};   /* tsr_frame_view */
 
 static const tsr_param tsr__view_params[] = {
     {"headless", TSR_P_BOOL, "render off screen (EGL) instead of in a window", 0, 1, 0, NULL,
      offsetof(tsr__view_args, headless), 0},
-    {"frames", TSR_P_INT, "frames to render (0: until the window closes; headless: 1, benchmark: 100)", 0, 1e9, 0,
-     NULL, offsetof(tsr__view_args, frames), 0},
+    {"frames", TSR_P_INT,
+     "frames to render (0: until the window closes; headless: 1, a y4m stream to its end; benchmark: 100); "
+     "a y4m stream shows frame N-1 last, or its last frame when shorter",
+     0, 1e9, 0, NULL, offsetof(tsr__view_args, frames), 0},
     {"split", TSR_P_BOOL, "start with the before/after split (input left of it, output right)", 0, 1, 0, NULL,
      offsetof(tsr__view_args, split), 0},
     {"split-at", TSR_P_REAL, "split position as a fraction of the width", 0, 1, 0.5, NULL,
@@ -46,13 +52,20 @@ static const tsr_param tsr__view_params[] = {
      NULL, offsetof(tsr__view_args, bench_width), 0},
     {"bench-height", TSR_P_INT, "benchmark frame height (0: the input's)", 0, 16384, 2160, NULL,
      offsetof(tsr__view_args, bench_height), 0},
+    {"loop", TSR_P_BOOL, "y4m: start again after the last frame (IN must be a file, not a pipe)", 0, 1, 0, NULL,
+     offsetof(tsr__view_args, loop), 0},
+    {"show", TSR_P_CHOICE, "y4m: rgb (BT.601 limited range; mono streams as gray) or luma (the Y plane as gray)", 0, 1,
+     0, tsr__show_names, offsetof(tsr__view_args, show), 0},
+    {"progress", TSR_P_BOOL, "headless y4m: frame and fps on stderr every second (default: when stderr is a terminal)",
+     0, 1, 0, NULL, offsetof(tsr__view_args, progress), 0},
 };
 #define TSR__NVIEW ((int)(sizeof tsr__view_params / sizeof tsr__view_params[0]))
-#define TSR__MAXP (TSR__NVIEW + TSR_VIEW_MAX_STAGES * 16)
+#define TSR__MAXP (TSR__NVIEW + 32 + TSR_VIEW_MAX_STAGES * 16)
 
-/* All values parsed in one go: the viewer's, then each stage's parameter block. */
+/* All values parsed in one go: the viewer's, deband's, then each stage's parameter block. */
 typedef struct tsr__view_values {
     tsr__view_args args;
+    tsr_deband_params deband;
     unsigned char stage[TSR_VIEW_MAX_STAGES][TSR_VIEW_PARAMS_BYTES];
 } tsr__view_values;
 
@@ -63,7 +76,13 @@ static const char tsr__view_help[] =
     "the bytes through the host per frame are in the title. With a CUDA GPU the output is written by CUDA "
     "straight into a GL pixel buffer (zero bytes through the host). --headless renders off screen; "
     "--screenshot OUT.png writes the last frame exactly as drawn at 1:1 (gray outputs as R=G=B). The options "
-    "of the operations follow --op; an option belongs to every stage that has it.";
+    "of the operations follow --op; an option belongs to every stage that has it. "
+    "A YUV4MPEG2 stream (IN.y4m, or '-' for stdin) plays at its frame rate (F; 25 fps without one; off screen as "
+    "fast as possible), space pauses, '.' shows the next frame and pauses, </> move the split; at the end the "
+    "last frame stays (--loop starts again). --op deband (first in the chain, with deband's options) debands "
+    "each frame in YCbCr (an image as 'tessera deband' does); the frame is then shown as 8-bit RGB (BT.601 limited range, integer, chroma "
+    "replicated: see tsr_frame_to_image) and the other operations work on that RGB image. The split shows the "
+    "frame before deband and the operations. A truncated or corrupt stream stops with one line and exit 3.";
 
 /* Remove '--NAME V' / '--NAME=V' from argv (compacting it) and return V, NULL when absent, or
  * set *bad when the value is missing. */
@@ -96,8 +115,9 @@ static const char *tsr__take_string(int *argc, char **argv, const char *name, in
     return val;
 }
 
-/* Parse "a,b,c" into the stages of o (defaults filled). */
-static tsr_status tsr__parse_chain(const char *text, tsr_view_options *o)
+/* Parse "a,b,c" into the stages of o (defaults filled); *deband is set when the chain starts
+ * with deband, which is no registered operation: it works on whole frames before the others. */
+static tsr_status tsr__parse_chain(const char *text, tsr_view_options *o, int *deband)
 {
     char buf[256], *save = NULL;
     if (strlen(text) >= sizeof buf) return tsr__fail(TSR_E_ARG, "view: --op '%.40s...' is too long", text);
@@ -105,6 +125,13 @@ static tsr_status tsr__parse_chain(const char *text, tsr_view_options *o)
     for (char *name = strtok_r(buf, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
         const tsr_op *op = tsr_op_find(name);
         if (!strcmp(name, "none")) continue;
+        if (!strcmp(name, "deband")) {
+            if (o->nstages || *deband)
+                return tsr__fail(TSR_E_ARG, "view: --op: deband comes first in a chain, once (it works on the "
+                                            "frame as read)");
+            *deband = 1;
+            continue;
+        }
         if (!op) return tsr__fail(TSR_E_ARG, "view: --op: unknown operation '%s' (see 'tessera list')", name);
         if (!tsr_view_op_displayable(op))
             return tsr__fail(TSR_E_UNSUPPORTED, "view: --op %s: its output cannot be shown as an image", name);
@@ -178,6 +205,19 @@ static int tsr__view_benchmark(const tsr_image *in, tsr_view_options *o, const t
     return 0;
 }
 
+/* Play the y4m stream at 'path' ("-": stdin) through o; returns the status. */
+static tsr_status tsr__view_stream(const char *path, const tsr_view_options *o, tsr_image *shot, tsr_view_stats *st)
+{
+    int std = !strcmp(path, "-");
+    FILE *f = std ? stdin : fopen(path, "rb");
+    tsr_status s;
+    if (!f) return tsr__fail(TSR_E_IO, "%s: %s", path, strerror(errno));
+    setvbuf(f, NULL, _IOFBF, 1 << 20);
+    s = tsr_view_play(f, std ? "stdin" : path, o, shot, st);
+    if (!std) fclose(f);
+    return s;
+}
+
 /* tessera view IN [--op NAME[,NAME...] [its options]] [viewer options] */
 int tsr__cmd_view(int argc, char **argv, const tsr_cli_common *global)
 {
@@ -185,7 +225,7 @@ int tsr__cmd_view(int argc, char **argv, const tsr_cli_common *global)
     tsr_view_options o;
     static tsr__view_values vals;
     tsr_param params[TSR__MAXP];
-    int np = 0, npos = 0, bad = 0, rc;
+    int np = 0, npos = 0, bad = 0, rc, deband = 0, stream;
     const char *pos[TSR_CLI_MAX_POSITIONAL], *chain, *shot_path;
     char **args = malloc((size_t)(argc + 1) * sizeof *args);
     tsr_image in = {0}, shot = {0};
@@ -205,16 +245,21 @@ int tsr__cmd_view(int argc, char **argv, const tsr_cli_common *global)
         fprintf(stderr, "tessera: view: --op, --screenshot and --keys need a value\n");
         return TSR_EXIT_USAGE;
     }
-    if (chain && (s = tsr__parse_chain(chain, &o))) {
+    if (chain && (s = tsr__parse_chain(chain, &o, &deband))) {
         free(args);
         return tsr_cli_fail(NULL, s);
     }
-    /* One table: the viewer's options, then each stage's (an option named twice is set once and
-     * copied to every stage that has it, below). */
+    /* One table: the viewer's options, deband's, then each stage's (an option named twice is set
+     * once and copied to every stage that has it, below). */
     for (int k = 0; k < TSR__NVIEW; k++) {
         params[np] = tsr__view_params[k];
         tsr__param_set(&params[np], &vals, params[np].def);
         np++;
+    }
+    tsr_deband_defaults(&vals.deband);
+    for (int k = 0; deband && k < tsr_deband_param_count; k++) {
+        params[np] = tsr_deband_param_table[k];
+        params[np++].offset += offsetof(tsr__view_values, deband);
     }
     for (int i = 0; i < o.nstages; i++)
         for (int k = 0; k < o.stages[i].op->nparams && np < TSR__MAXP; k++) {
@@ -230,14 +275,18 @@ int tsr__cmd_view(int argc, char **argv, const tsr_cli_common *global)
     free(args);
     if (s) return tsr_cli_fail(NULL, s);
     if (c.help) {
-        tsr_cli_print_help(stdout, "view", "IN [--op NAME[,NAME...] [its options]] [--screenshot OUT.png] [--keys KEYS]",
-                           "show an image through operations, live, on the GPU without host copies", tsr__view_help,
-                           params, np);
+        tsr_cli_print_help(stdout, "view",
+                           "IN|IN.y4m|- [--op [deband,]NAME[,NAME...] [their options]] [--screenshot OUT.png] "
+                           "[--keys KEYS]",
+                           "show an image or play a y4m stream through operations, live, on the GPU without host "
+                           "copies",
+                           tsr__view_help, params, np);
         return 0;
     }
     if ((s = tsr_cli_check_required("view", params, np))) return tsr_cli_fail(NULL, s);
     if (npos != 1) {
-        fprintf(stderr, "tessera: view: expected one input image, got %d (see 'tessera view --help')\n", npos);
+        fprintf(stderr, "tessera: view: expected one input image or y4m stream, got %d (see 'tessera view --help')\n",
+                npos);
         return TSR_EXIT_USAGE;
     }
     /* Hand each stage its values, including options it shares with an earlier stage. */
@@ -256,37 +305,57 @@ int tsr__cmd_view(int argc, char **argv, const tsr_cli_common *global)
     o.split = vals.args.split;
     o.split_at = vals.args.split_at;
     o.quiet = c.quiet;
-    if (vals.args.benchmark && shot_path) {
-        fprintf(stderr, "tessera: view: --benchmark writes no --screenshot\n");
+    o.deband = deband ? &vals.deband : NULL;
+    o.frame_view = (tsr_frame_view)vals.args.show;
+    o.loop = vals.args.loop;
+    o.progress = !c.quiet && (vals.args.progress || isatty(2));
+    stream = tsr_cli_is_y4m(pos[0]);
+    if (vals.args.benchmark && (shot_path || stream)) {
+        fprintf(stderr, "tessera: view: --benchmark takes an image and writes no --screenshot\n");
+        return TSR_EXIT_USAGE;
+    }
+    if (!stream && (o.loop || o.frame_view != TSR_FRAME_VIEW_RGB)) {
+        fprintf(stderr, "tessera: view: --loop and --show are for y4m streams, and %s is an image\n", pos[0]);
+        return TSR_EXIT_USAGE;
+    }
+    if (o.headless && o.loop && !o.frames) {
+        fprintf(stderr, "tessera: view: --headless --loop needs --frames N (it would never end)\n");
         return TSR_EXIT_USAGE;
     }
     if (!o.headless && !vals.args.benchmark && shot_path && !o.frames) {
         fprintf(stderr, "tessera: view: --screenshot of a window needs --frames N (the frame to capture)\n");
         return TSR_EXIT_USAGE;
     }
-    if ((s = tsr_read(pos[0], &in))) return tsr_cli_fail("view", s);
-    if (vals.args.benchmark) {
-        if (!o.nstages) {   /* a representative default: the box filter */
-            s = tsr__parse_chain("box", &o);
-            if (s) return tsr_cli_fail(NULL, s);
+    if (stream) {
+        s = tsr__view_stream(pos[0], &o, shot_path ? &shot : NULL, &st);
+    } else {
+        if ((s = tsr_read(pos[0], &in))) return tsr_cli_fail("view", s);
+        if (vals.args.benchmark) {
+            if (!o.nstages && !deband) {   /* a representative default: the box filter */
+                s = tsr__parse_chain("box", &o, &deband);
+                if (s) return tsr_cli_fail(NULL, s);
+            }
+            rc = tsr__view_benchmark(&in, &o, &vals.args);
+            tsr_image_free(&in);
+            return rc;
         }
-        rc = tsr__view_benchmark(&in, &o, &vals.args);
+        s = tsr_view_run(&in, &o, shot_path ? &shot : NULL, &st);
         tsr_image_free(&in);
-        return rc;
     }
-    s = tsr_view_run(&in, &o, shot_path ? &shot : NULL, &st);
-    tsr_image_free(&in);
     if (s) return tsr_cli_fail(strncmp(tsr_last_error(), "view:", 5) ? "view" : NULL, s);
     if (shot_path) {
         s = tsr_write(shot_path, &shot, 0);
         tsr_image_free(&shot);
         if (s) return tsr_cli_fail("view", s);
     }
-    if (!c.quiet)
-        fprintf(stderr, "tessera: view: %d frame%s on the %s path, %.3f ms/frame, %llu bytes through the host per "
+    if (!c.quiet) {
+        char last[48] = "";
+        if (stream) snprintf(last, sizeof last, " (y4m frame %d last)", st.stream_frame);
+        fprintf(stderr, "tessera: view: %d frame%s%s on the %s path, %.3f ms/frame, %llu bytes through the host per "
                         "frame (%s; %s)\n",
-                st.frames, st.frames == 1 ? "" : "s", tsr_view_path_name(st.path), st.ms_per_frame,
+                st.frames, st.frames == 1 ? "" : "s", last, tsr_view_path_name(st.path), st.ms_per_frame,
                 st.host_bytes_per_frame, st.renderer, st.platform);
+    }
     return 0;
 }
 

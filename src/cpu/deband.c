@@ -531,18 +531,19 @@ const tsr_deband_variant_info *tsr_deband_choose(const tsr_exec *ex, tsr_memory 
     return tsr__db_choose(ex, memory, chroma, &st);
 }
 
-/* Check a frame's fields for a deband call. */
-static tsr_status tsr__db_check_frame(const tsr_frame *f, const char *what)
+/* Check a frame's fields for a call of 'who' (messages start "who: the what frame"). */
+static tsr_status tsr__db_check_frame(const tsr_frame *f, const char *who, const char *what)
 {
-    if (!f->plane[0]) return tsr__fail(TSR_E_ARG, "deband: the %s frame has no data", what);
-    if (f->width <= 0 || f->height <= 0) return tsr__fail(TSR_E_SIZE, "deband: the %s frame is %dx%d", what, f->width, f->height);
+    if (!f->plane[0]) return tsr__fail(TSR_E_ARG, "%s: the %s frame has no data", who, what);
+    if (f->width <= 0 || f->height <= 0)
+        return tsr__fail(TSR_E_SIZE, "%s: the %s frame is %dx%d", who, what, f->width, f->height);
     if (f->chroma < TSR_CHROMA_420 || f->chroma > TSR_CHROMA_MONO)
-        return tsr__fail(TSR_E_ARG, "deband: the %s frame has chroma %d", what, f->chroma);
+        return tsr__fail(TSR_E_ARG, "%s: the %s frame has chroma %d", who, what, f->chroma);
     if (f->nplanes != (f->chroma == TSR_CHROMA_MONO ? 1 : 3))
-        return tsr__fail(TSR_E_ARG, "deband: the %s frame has %d planes for its chroma format", what, f->nplanes);
+        return tsr__fail(TSR_E_ARG, "%s: the %s frame has %d planes for its chroma format", who, what, f->nplanes);
     for (int p = 0; p < f->nplanes; p++)
         if (!f->plane[p] || f->stride[p] < tsr__frame_row_bytes(f, p))
-            return tsr__fail(TSR_E_ARG, "deband: the %s frame's plane %d has no data or a short stride", what, p);
+            return tsr__fail(TSR_E_ARG, "%s: the %s frame's plane %d has no data or a short stride", who, what, p);
     return TSR_OK;
 }
 
@@ -560,11 +561,11 @@ tsr_status tsr_deband_frame(const tsr_frame *src, tsr_frame *dst, const tsr_deba
 
     if (!src || !dst) return tsr__fail(TSR_E_ARG, "tsr_deband_frame: NULL frame");
     if (!ex) ex = &defaults;
-    if ((s = tsr__db_check_frame(src, "input"))) return s;
+    if ((s = tsr__db_check_frame(src, "deband", "input"))) return s;
     if ((s = tsr_deband_check(p, src->bits))) return s;
     out_bits = p->output_depth ? p->output_depth : src->bits;
     if (dst->plane[0]) {
-        if ((s = tsr__db_check_frame(dst, "output"))) return s;
+        if ((s = tsr__db_check_frame(dst, "deband", "output"))) return s;
         if (dst->width != src->width || dst->height != src->height || dst->chroma != src->chroma ||
             dst->bits != out_bits)
             return tsr__fail(TSR_E_SIZE, "deband: the output frame is %dx%d chroma %d %d-bit, expected %dx%d chroma %d "
@@ -697,6 +698,79 @@ tsr_status tsr_deband_image(const tsr_image *src, tsr_image *dst, const tsr_deba
             }
     }
     tsr_frame_free(&out);
+    if (!dst->data) *dst = res;
+    tsr__clear_error();
+    return TSR_OK;
+}
+
+/* ---------------------------------------------------------------- display */
+
+typedef struct tsr__fti_job {
+    const tsr_frame *f;
+    const tsr_image *dst;
+    int gray;
+} tsr__fti_job;
+
+/* v / 2^shift clamped to 0..255 (negative sums are black; see tsr_frame_to_image). */
+static inline uint8_t tsr__fti_clamp(int v, int shift)
+{
+    if (v < 0) return 0;
+    v >>= shift;
+    return (uint8_t)(v > 255 ? 255 : v);
+}
+
+/* Rows [y0, y1) of tsr_frame_to_image; the formulas are the ones its declaration documents. */
+static void tsr__fti_rows(void *ctx, int y0, int y1)
+{
+    const tsr__fti_job *j = ctx;
+    const tsr_frame *f = j->f;
+    int wide = f->bits > 8, s = f->bits - 8, maxv = (1 << f->bits) - 1;
+    int cx = f->chroma != TSR_CHROMA_444, cy = f->chroma == TSR_CHROMA_420;
+    for (int y = y0; y < y1; y++) {
+        uint8_t *d = tsr__row(j->dst, y);
+        for (int x = 0; x < f->width; x++) {
+            int luma = tsr__db_at(f->plane[0], f->stride[0], wide, 0, x, y), c, u, v;
+            if (j->gray) {
+                d[x] = (uint8_t)((luma * 255 + maxv / 2) / maxv);
+                continue;
+            }
+            c = 298 * (luma - (16 << s)) + (128 << s);
+            u = tsr__db_at(f->plane[1], f->stride[1], wide, 0, x >> cx, y >> cy) - (128 << s);
+            v = tsr__db_at(f->plane[2], f->stride[2], wide, 0, x >> cx, y >> cy) - (128 << s);
+            d[3 * x] = tsr__fti_clamp(c + 409 * v, 8 + s);
+            d[3 * x + 1] = tsr__fti_clamp(c - 100 * u - 208 * v, 8 + s);
+            d[3 * x + 2] = tsr__fti_clamp(c + 516 * u, 8 + s);
+        }
+    }
+}
+
+tsr_status tsr_frame_to_image(const tsr_frame *src, tsr_image *dst, tsr_frame_view view, const tsr_exec *ex)
+{
+    tsr__fti_job j;
+    tsr_image res;
+    int channels;
+    tsr_status s;
+    if (!src || !dst) return tsr__fail(TSR_E_ARG, "tsr_frame_to_image: NULL argument");
+    if ((s = tsr__db_check_frame(src, "tsr_frame_to_image", "input"))) return s;
+    if (src->memory != TSR_HOST) return tsr__fail(TSR_E_ARG, "tsr_frame_to_image: the frame must be in host memory");
+    if (src->bits < 8 || src->bits > 16)
+        return tsr__fail(TSR_E_UNSUPPORTED, "tsr_frame_to_image: %d-bit frames (8 to 16 supported)", src->bits);
+    if (view != TSR_FRAME_VIEW_RGB && view != TSR_FRAME_VIEW_LUMA)
+        return tsr__fail(TSR_E_ARG, "tsr_frame_to_image: unknown view %d", (int)view);
+    j.gray = view == TSR_FRAME_VIEW_LUMA || src->chroma == TSR_CHROMA_MONO;
+    channels = j.gray ? 1 : 3;
+    if (dst->data) {
+        if (dst->width != src->width || dst->height != src->height || dst->channels != channels ||
+            dst->depth != TSR_U8 || dst->memory != TSR_HOST)
+            return tsr__fail(TSR_E_SIZE, "tsr_frame_to_image: the output must be a %dx%d %d-channel 8-bit host image",
+                             src->width, src->height, channels);
+        res = *dst;
+    } else if ((s = tsr_image_create(&res, src->width, src->height, channels, TSR_U8, TSR_HOST))) {
+        return s;
+    }
+    j.f = src;
+    j.dst = &res;
+    tsr__parallel_for(src->height, 16, tsr__exec_threads(ex), tsr__fti_rows, &j);
     if (!dst->data) *dst = res;
     tsr__clear_error();
     return TSR_OK;

@@ -1,8 +1,10 @@
-/* The viewer: runs a chain of operations on an image every frame and shows the result through
- * a GL texture, in an X11 window (keys and mouse change the chain, its parameters, the split,
- * zoom and pan) or off screen. See view.h for the three paths from the chain to the texture. */
+/* The viewer: runs a chain of operations on an image, or on each frame of a y4m stream, and
+ * shows the result through a GL texture, in an X11 window (keys and mouse change the chain, its
+ * parameters, the split, zoom and pan, and pause a stream) or off screen. See view.h for the
+ * three paths from the chain to the texture, source.h for where frames come from. */
 #include "view.h"
 #include "gl.h"
+#include "source.h"
 #include "../core/internal.h"
 #include <math.h>
 #include <stdio.h>
@@ -24,7 +26,8 @@ typedef struct tsr__view {
     tsr_view_options o;            /* the chain is edited live */
     tsr__gl gl;
     tsr_view_path path;            /* the path that runs (never AUTO) */
-    tsr_image in;                  /* host input, tightly packed */
+    tsr__source src;               /* the image or stream, debanded and converted */
+    tsr_image in;                  /* the chain's input: src.input (not owned) */
     tsr_image din;                 /* device input (cuda paths) */
     tsr_image shape[TSR_VIEW_MAX_STAGES];   /* output shape of each stage (no data) */
     tsr_image out;                 /* shape of the chain's output (no data) */
@@ -41,6 +44,8 @@ typedef struct tsr__view {
     double split_at;
     int can_cuda, can_interop;     /* which paths this machine runs (for the 'p' key) */
     char note[200];                /* last refused change, shown in the title */
+    int paused, step, ended;       /* streams: paused, one frame asked for ('.'), after the last */
+    double fps;                    /* streams: frames shown per second, recently */
 } tsr__view;
 
 int tsr_view_compiled(void) { return 1; }
@@ -349,11 +354,12 @@ static void tsr__view_describe(const tsr__view *v, char *buf, size_t n)
 {
     size_t len = 0;
     buf[0] = 0;
-    if (!v->o.nstages) snprintf(buf, n, "the image");
+    if (v->src.do_deband) len = (size_t)snprintf(buf, n, "deband");
+    else if (!v->o.nstages) snprintf(buf, n, v->src.still ? "the image" : "the frames");
     for (int i = 0; i < v->o.nstages && len + 1 < n; i++) {
         const tsr_view_stage *st = &v->o.stages[i];
         int shown = 0;
-        len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? "," : "", st->op->name);
+        len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? "," : "", st->op->name);
         for (int k = 0; k < st->op->nparams && len + 1 < n; k++) {
             const tsr_param *p = &st->op->params[k];
             double val = tsr__param_get(p, st->params);
@@ -512,8 +518,31 @@ static tsr_status tsr__view_choose_path(tsr__view *v)
     return TSR_OK;
 }
 
-/* Set up the session after the context exists: path, input copies, before texture, chain. */
-static tsr_status tsr__view_setup(tsr__view *v, const tsr_image *in)
+/* Bring the source's current frame in on the current path: deband and convert it (once per
+ * frame), copy the chain's input to the device (cuda paths), upload the before texture. */
+static tsr_status tsr__view_load(tsr__view *v)
+{
+    tsr_exec ex = v->o.exec;
+    const tsr_image *in = &v->in;
+    tsr_status s;
+    ex.backend = v->path == TSR_VIEW_PATH_CPU ? TSR_BACKEND_CPU : TSR_BACKEND_CUDA;
+    if ((s = tsr__source_load(&v->src, &ex, &v->frame_bytes))) return s;
+    if (v->path != TSR_VIEW_PATH_CPU) {
+        if (!v->din.data &&
+            (s = tsr_image_create(&v->din, in->width, in->height, in->channels, in->depth, TSR_DEVICE)))
+            return s;
+        if ((s = tsr_image_copy(in, &v->din, v->o.exec.stream))) return s;
+        if ((s = tsr_stream_sync(v->o.exec.stream))) return s;
+        v->frame_bytes += tsr_image_row_bytes(in) * (size_t)in->height;
+    }
+    if (!v->tex_before &&
+        (s = tsr__view_texture(v, &v->tex_before, &v->fbo_before, v->src.before.width, v->src.before.height)))
+        return s;
+    return tsr__view_upload(v, v->tex_before, &v->src.before, v->src.before.data);
+}
+
+/* Set up the session after the context exists: path, the first frame, the chain. */
+static tsr_status tsr__view_setup(tsr__view *v)
 {
     tsr_status s;
     if ((s = tsr__view_choose_path(v))) return s;
@@ -523,13 +552,7 @@ static tsr_status tsr__view_setup(tsr__view *v, const tsr_image *in)
         v->path = TSR_VIEW_PATH_CPU;
         if ((s = tsr__view_validate(v))) return s;
     }
-    if (v->path != TSR_VIEW_PATH_CPU) {
-        if ((s = tsr_image_create(&v->din, in->width, in->height, in->channels, in->depth, TSR_DEVICE))) return s;
-        if ((s = tsr_image_copy(&v->in, &v->din, v->o.exec.stream))) return s;
-        if ((s = tsr_stream_sync(v->o.exec.stream))) return s;
-    }
-    if ((s = tsr__view_texture(v, &v->tex_before, &v->fbo_before, in->width, in->height))) return s;
-    if ((s = tsr__view_upload(v, v->tex_before, &v->in, v->in.data))) return s;
+    if ((s = tsr__view_load(v))) return s;
     return tsr__view_configure(v);
 }
 
@@ -538,7 +561,7 @@ static void tsr__view_close(tsr__view *v)
 {
     tsr__view_free_chain(v);
     tsr_image_free(&v->din);
-    tsr_image_free(&v->in);
+    tsr__source_close(&v->src);
     if (v->gl.ctx != EGL_NO_CONTEXT) {
 #ifdef TSR_HAVE_CUDA
         tsr__view_pbo_unregister(v->pbo_res);
@@ -555,13 +578,17 @@ static void tsr__view_close(tsr__view *v)
 }
 
 #ifdef TSR_VIEW_X11
-/* Set the window title: chain, path, frame time, bytes through the host, zoom, note. */
-static void tsr__view_title(tsr__view *v, double ms)
+/* Set the window title: chain, path, frame time, (stream: frame number, fps, state), bytes
+ * through the host, zoom, note. */
+static void tsr__view_title(tsr__view *v, double ms, double stream_fps)
 {
-    char chain[160], title[640];
+    char chain[160], play[96] = "", title[720];
     tsr__view_describe(v, chain, sizeof chain);
-    snprintf(title, sizeof title, "tessera view: %s | %s | %.2f ms/frame | host %llu B/frame | %.0f%%%s%s%s", chain,
-             tsr_view_path_name(v->path), ms, v->frame_bytes, v->zoom * 100, v->split ? " | split" : "",
+    if (!v->src.still)
+        snprintf(play, sizeof play, " | frame %d | %.1f fps of %.3g%s", tsr__source_index(&v->src), v->fps,
+                 stream_fps, v->ended ? " | end" : v->paused ? " | paused" : "");
+    snprintf(title, sizeof title, "tessera view: %s | %s | %.2f ms/frame%s | host %llu B/frame | %.0f%%%s%s%s", chain,
+             tsr_view_path_name(v->path), ms, play, v->frame_bytes, v->zoom * 100, v->split ? " | split" : "",
              v->note[0] ? " | " : "", v->note);
     XStoreName((Display *)v->gl.xdpy, (Window)v->gl.xwin, title);
 }
@@ -571,6 +598,9 @@ static void tsr__view_title(tsr__view *v, double ms)
 static const char tsr__view_keys[] =
     "keys: o/O next/previous operation, r/R radius -/+, b/B block -/+2, c/C C -/+1, s split, "
     ",/. move split, +/- or wheel zoom, 0 1:1, f fit, arrows or drag pan, p path, q quit";
+static const char tsr__view_stream_keys[] =
+    "keys: space pause, . next frame (pauses), o/O next/previous operation, r/R radius -/+, b/B block -/+2, "
+    "c/C C -/+1, s split, </> move split, +/- or wheel zoom, 0 1:1, f fit, arrows or drag pan, p path, q quit";
 
 static int tsr__view_key(tsr__view *v, unsigned long k, int *dirty);
 
@@ -626,8 +656,13 @@ static int tsr__view_key(tsr__view *v, unsigned long k, int *dirty)
         case 'c': tsr__view_nudge(v, "c", -1); break;
         case 'C': tsr__view_nudge(v, "c", 1); break;
         case 's': case 'S': v->split = !v->split; break;
+        case ' ': v->paused = !v->paused; break;
         case ',': case '<': v->split_at = fmax(0, v->split_at - 0.05); break;
-        case '.': case '>': v->split_at = fmin(1, v->split_at + 0.05); break;
+        case '.':   /* streams: one frame on, then paused; images: the split moves */
+            if (!v->src.still) v->paused = v->step = 1;
+            else v->split_at = fmin(1, v->split_at + 0.05);
+            break;
+        case '>': v->split_at = fmin(1, v->split_at + 0.05); break;
         case '+': case '=': case TSR_K_KP_ADD: tsr__view_zoom(v, 2, g->win_w / 2.0, g->win_h / 2.0); break;
         case '-': case TSR_K_KP_SUBTRACT: tsr__view_zoom(v, 0.5, g->win_w / 2.0, g->win_h / 2.0); break;
         case '0': tsr__view_fit(v, g->win_w, g->win_h, 1); break;
@@ -653,28 +688,19 @@ static int tsr__view_key(tsr__view *v, unsigned long k, int *dirty)
             }
             break;
         }
-        case 'h': case 'H': fprintf(stderr, "tessera: view: %s\n", tsr__view_keys); break;
+        case 'h': case 'H':
+            fprintf(stderr, "tessera: view: %s\n", v->src.still ? tsr__view_keys : tsr__view_stream_keys);
+            break;
         default: break;
         }
     }
     return 0;
 }
 
-tsr_status tsr_view_run(const tsr_image *in, const tsr_view_options *o, tsr_image *shot, tsr_view_stats *st)
+/* Checks that tsr_view_run and tsr_view_play share, before anything is allocated. */
+static tsr_status tsr__view_check(const tsr_view_options *o, const tsr_image *shot)
 {
-    tsr__view *v;
-    tsr_status s;
-    double t0, t_sum = 0, recent = 0;
-    int frames = 0, quit = 0, nframes;
-#ifdef TSR_VIEW_X11
-    double title_at = 0;
-    int drag = 0, lx = 0, ly = 0;   /* mouse: dragging, last position */
-#endif
-    const char *keys = o->keys && *o->keys ? o->keys : NULL;
-    if (!in || !in->data || in->memory != TSR_HOST)
-        return tsr__fail(TSR_E_ARG, "view: the input must be an image in host memory");
-    if (in->depth != TSR_U8 && in->depth != TSR_U16)
-        return tsr__fail(TSR_E_UNSUPPORTED, "view: %d-bit images cannot be shown", (int)in->depth * 8);
+    if (!o) return tsr__fail(TSR_E_ARG, "view: no options");
     if (o->nstages < 0 || o->nstages > TSR_VIEW_MAX_STAGES)
         return tsr__fail(TSR_E_ARG, "view: a chain has 0 to %d operations", TSR_VIEW_MAX_STAGES);
     if (o->frames < 0) return tsr__fail(TSR_E_ARG, "view: --frames must not be negative");
@@ -684,25 +710,75 @@ tsr_status tsr_view_run(const tsr_image *in, const tsr_view_options *o, tsr_imag
                          tsr_cuda_compiled() ? tsr_cuda_device_name() : "this build has no CUDA");
     if (shot && !o->headless && !o->frames)
         return tsr__fail(TSR_E_ARG, "view: a screenshot of a window needs --frames N (the frame to capture)");
-    nframes = o->frames ? o->frames : o->headless ? 1 : 0;   /* 0: until the window closes */
-    v = calloc(1, sizeof *v);
+    return TSR_OK;
+}
+
+/* A zeroed session with o's settings. */
+static tsr_status tsr__view_new(const tsr_view_options *o, tsr__view **out)
+{
+    tsr__view *v = calloc(1, sizeof *v);
     if (!v) return tsr__fail(TSR_E_NOMEM, "view: out of memory");
     v->o = *o;
     v->gl.dpy = EGL_NO_DISPLAY;
     v->gl.ctx = EGL_NO_CONTEXT;
     v->split = o->split;
     v->split_at = o->split_at > 0 && o->split_at < 1 ? o->split_at : 0.5;
-    /* A tightly packed host copy: the CPU path's source and the before texture's pixels. */
-    {
-        void *tight = malloc(tsr_image_row_bytes(in) * (size_t)in->height);
-        if (!tight) s = tsr__fail(TSR_E_NOMEM, "view: out of memory copying the input");
-        else if ((s = tsr_image_wrap(&v->in, in->width, in->height, in->channels, in->depth, tight, 0, TSR_HOST)))
-            free(tight);
-        else {
-            v->in.owned = 1;   /* ours: tsr_image_free releases it */
-            s = tsr_image_copy(in, &v->in, NULL);
-        }
+    *out = v;
+    return TSR_OK;
+}
+
+/* Where a frame is drawn: the window's back buffer, or off screen a target of the output's size. */
+static tsr_status tsr__view_frame_target(tsr__view *v, GLuint *fb, int *w, int *h)
+{
+    tsr_status s = TSR_OK;
+    if (v->o.headless) {
+        *w = v->gl.win_w = v->out.width;
+        *h = v->gl.win_h = v->out.height;
+        s = tsr__view_target(v, *w, *h);
+        *fb = v->fbo_draw;
+    } else {
+        *w = v->gl.win_w;
+        *h = v->gl.win_h;
+        *fb = 0;
     }
+    return s;
+}
+
+/* Read the next stream frame; after the last, frame 0 again with o->loop, else v->ended. */
+static tsr_status tsr__view_advance(tsr__view *v)
+{
+    int eof;
+    tsr_status s = tsr__source_read(&v->src, &eof);
+    if (!s && eof && v->o.loop && !(s = tsr__source_rewind(&v->src))) s = tsr__source_read(&v->src, &eof);
+    v->ended = !s && eof;
+    return s;
+}
+
+static void tsr__view_sleep(double seconds)
+{
+    struct timespec ts = {0, (long)(seconds * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+/* The session once its source is open (s: how opening went): context, setup, the frame loop,
+ * stats. Frees v. A stream advances one frame per tick: every frame off screen, every period
+ * of the stream's rate in a window, where events redraw in between (not counted as frames). */
+static tsr_status tsr__view_session(tsr__view *v, tsr_status s, tsr_image *shot, tsr_view_stats *st)
+{
+    const tsr_view_options *o = &v->o;
+    const tsr_y4m_info *yi = &v->src.info;
+    int stream = !v->src.still, frames = 0, quit = 0, first = 1, progressed = 0, nframes;
+    double stream_fps = yi->fps_num > 0 && yi->fps_den > 0 ? (double)yi->fps_num / yi->fps_den : 25;
+    double t0, t_sum = 0, recent = 0, due, shown_at = 0, progress_at;
+    unsigned long long host_bytes = 0;   /* of the last frame counted */
+#ifdef TSR_VIEW_X11
+    double title_at = 0;
+    int drag = 0, lx = 0, ly = 0;   /* mouse: dragging, last position */
+#endif
+    const char *keys = o->keys && *o->keys ? o->keys : NULL;
+    nframes = o->frames ? o->frames : o->headless && !stream ? 1 : 0;   /* 0: until closed or the end */
+    v->in = v->src.input;
+    v->in.owned = 0;
     /* Shapes first (no context needed) so that a bad chain fails before any window opens. */
     v->path = o->path == TSR_VIEW_PATH_AUTO ? TSR_VIEW_PATH_CPU : o->path;
     if (!s && !(s = tsr__view_validate(v))) {
@@ -721,7 +797,7 @@ tsr_status tsr_view_run(const tsr_image *in, const tsr_view_options *o, tsr_imag
             s = tsr__gl_open_window(&v->gl, sw, sh, "tessera view");
         }
     }
-    if (!s) s = tsr__view_setup(v, in);
+    if (!s) s = tsr__view_setup(v);
     if (s) {
         tsr__view_close(v);
         free(v);
@@ -733,15 +809,16 @@ tsr_status tsr_view_run(const tsr_image *in, const tsr_view_options *o, tsr_imag
         tsr__view_fit(v, v->out.width, v->out.height, 1);
     }
     else tsr__view_fit(v, v->gl.win_w, v->gl.win_h, 0);
-    if (!o->quiet && !o->headless) fprintf(stderr, "tessera: view: %s\n", tsr__view_keys);
+    if (!o->quiet && !o->headless)
+        fprintf(stderr, "tessera: view: %s\n", stream ? tsr__view_stream_keys : tsr__view_keys);
 
-    t0 = tsr__now();
+    t0 = progress_at = due = tsr__now();
     while (!quit && !s) {
-        int dirty = 0, tw, th;
+        int dirty = 0, events = 0, tick = 1, last, tw, th;
         GLuint fb;
         double f0;
         if (keys) {   /* scripted keys (--keys) before the first frame */
-            for (; *keys && !quit; keys++) quit |= tsr__view_key(v, (unsigned char)*keys, &dirty);
+            for (; *keys && !quit; keys++, events++) quit |= tsr__view_key(v, (unsigned char)*keys, &dirty);
             keys = NULL;
         }
 #ifdef TSR_VIEW_X11
@@ -749,6 +826,7 @@ tsr_status tsr_view_run(const tsr_image *in, const tsr_view_options *o, tsr_imag
             while (XPending((Display *)v->gl.xdpy)) {
                 XEvent e;
                 XNextEvent((Display *)v->gl.xdpy, &e);
+                events++;
                 quit |= tsr__view_event(v, &e, &dirty, &drag, &lx, &ly);
             }
         }
@@ -756,33 +834,52 @@ tsr_status tsr_view_run(const tsr_image *in, const tsr_view_options *o, tsr_imag
         if (quit) break;
         if (dirty == 2) {   /* path changed: the device input follows */
             tsr_image_free(&v->din);
-            if (v->path != TSR_VIEW_PATH_CPU &&
-                !(s = tsr_image_create(&v->din, in->width, in->height, in->channels, in->depth, TSR_DEVICE)))
-                s = tsr_image_copy(&v->in, &v->din, v->o.exec.stream);
-            if (!s) s = tsr__view_validate(v);
+            if (!(s = tsr__view_load(v))) s = tsr__view_validate(v);
             if (s) break;
         }
         if (dirty && (s = tsr__view_configure(v))) break;
         f0 = tsr__now();
         v->frame_bytes = 0;
-        if ((s = tsr__view_process(v))) break;
-        if (o->headless) {
-            tw = v->gl.win_w = v->out.width;
-            th = v->gl.win_h = v->out.height;
-            if ((s = tsr__view_target(v, tw, th))) break;
-            fb = v->fbo_draw;
-        } else {
-            tw = v->gl.win_w;
-            th = v->gl.win_h;
-            fb = 0;
+        if (stream) {
+            if (!o->headless) {
+                if (f0 < due && !events) {
+                    tsr__view_sleep(fmin(due - f0, 0.005));
+                    continue;
+                }
+                tick = f0 >= due;
+                if (tick) due = fmax(due + 1 / stream_fps, f0);
+            }
+            if (tick && !first && !v->ended && (!v->paused || v->step)) {
+                v->step = 0;
+                if ((s = tsr__view_advance(v))) break;
+                if (v->ended && (o->headless || nframes)) {   /* done: the shot is the last frame drawn */
+                    if (shot && !(s = tsr__view_frame_target(v, &fb, &tw, &th)) && !(s = tsr__view_draw(v, fb, tw, th)))
+                        s = tsr__view_read(v, fb, tw, th, shot);
+                    break;
+                }
+                if (!v->ended) {
+                    double now = tsr__now();
+                    if (shown_at > 0) v->fps = v->fps > 0 ? 0.9 * v->fps + 0.1 / (now - shown_at) : 1 / (now - shown_at);
+                    shown_at = now;
+                    if ((s = tsr__view_load(v))) break;
+                }
+            }
         }
+        first = 0;
+        if ((s = tsr__view_process(v))) break;
+        if ((s = tsr__view_frame_target(v, &fb, &tw, &th))) break;
         if ((s = tsr__view_draw(v, fb, tw, th))) break;
         glFinish();   /* the frame time covers the GPU's work, not only its queueing */
-        f0 = tsr__now() - f0;
-        t_sum += f0;
-        recent = frames ? 0.9 * recent + 0.1 * f0 : f0;   /* the title shows recent frames */
-        frames++;
-        if (shot && frames == nframes && (s = tsr__view_read(v, fb, tw, th, shot))) break;
+        if (tick) {
+            f0 = tsr__now() - f0;
+            t_sum += f0;
+            recent = frames ? 0.9 * recent + 0.1 * f0 : f0;   /* the title shows recent frames */
+            frames++;
+            host_bytes = v->frame_bytes;
+        }
+        /* Off screen, a paused stream with no frame count would show the same frame for ever. */
+        last = tick && ((nframes && frames >= nframes) || (stream && o->headless && !nframes && v->paused && !v->step));
+        if (shot && last && (s = tsr__view_read(v, fb, tw, th, shot))) break;
         if (!o->headless) {
             if (!eglSwapBuffers(v->gl.dpy, v->gl.surf)) {
                 s = tsr__fail(TSR_E_DEVICE, "eglSwapBuffers failed (0x%x)", (unsigned)eglGetError());
@@ -790,25 +887,52 @@ tsr_status tsr_view_run(const tsr_image *in, const tsr_view_options *o, tsr_imag
             }
 #ifdef TSR_VIEW_X11
             if (tsr__now() - title_at > 0.25) {
-                tsr__view_title(v, recent * 1e3);
+                tsr__view_title(v, recent * 1e3, stream_fps);
                 title_at = tsr__now();
             }
 #endif
+        } else if (stream && o->progress && tsr__now() - progress_at >= 1) {
+            progress_at = tsr__now();
+            fprintf(stderr, "\rtessera: view: frame %d, %.1f fps ", tsr__source_index(&v->src), frames / (progress_at - t0));
+            progressed = 1;
         }
-        if (nframes && frames >= nframes) break;
+        if (last) break;
     }
+    if (progressed) fputc('\n', stderr);
     if (st) {
         memset(st, 0, sizeof *st);
         st->frames = frames;
         st->seconds = tsr__now() - t0;
         st->ms_per_frame = frames ? t_sum / frames * 1e3 : 0;
         st->fps = t_sum > 0 ? frames / t_sum : 0;
-        st->host_bytes_per_frame = v->frame_bytes;
+        st->host_bytes_per_frame = host_bytes;
         st->path = v->path;
+        st->stream_frame = tsr__source_index(&v->src);
         snprintf(st->renderer, sizeof st->renderer, "%s", v->gl.renderer);
         snprintf(st->platform, sizeof st->platform, "%s", v->gl.platform);
     }
     tsr__view_close(v);
     free(v);
     return s;
+}
+
+tsr_status tsr_view_run(const tsr_image *in, const tsr_view_options *o, tsr_image *shot, tsr_view_stats *st)
+{
+    tsr__view *v = NULL;
+    tsr_status s;
+    if (!in || !in->data || in->memory != TSR_HOST)
+        return tsr__fail(TSR_E_ARG, "view: the input must be an image in host memory");
+    if (in->depth != TSR_U8 && in->depth != TSR_U16)
+        return tsr__fail(TSR_E_UNSUPPORTED, "view: %d-bit images cannot be shown", (int)in->depth * 8);
+    if ((s = tsr__view_check(o, shot)) || (s = tsr__view_new(o, &v))) return s;
+    return tsr__view_session(v, tsr__source_open_still(&v->src, in, o), shot, st);
+}
+
+tsr_status tsr_view_play(FILE *f, const char *name, const tsr_view_options *o, tsr_image *shot, tsr_view_stats *st)
+{
+    tsr__view *v = NULL;
+    tsr_status s;
+    if (!f || !name) return tsr__fail(TSR_E_ARG, "view: no stream to play");
+    if ((s = tsr__view_check(o, shot)) || (s = tsr__view_new(o, &v))) return s;
+    return tsr__view_session(v, tsr__source_open_stream(&v->src, f, name, o), shot, st);
 }

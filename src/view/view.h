@@ -1,6 +1,6 @@
-/* The viewer: shows an image through a chain of operations in a window (X11 + EGL) or renders
- * it off screen (EGL device, surfaceless or default platform). Three ways to bring a frame to
- * the texture:
+/* The viewer: shows an image, or plays a y4m stream, through a chain of operations in a window
+ * (X11 + EGL) or renders it off screen (EGL device, surfaceless or default platform). Three ways
+ * to bring a frame to the texture:
  *   interop   CUDA writes the chain's output straight into a GL pixel buffer registered with
  *             CUDA; the texture is filled from that buffer: no bytes through the host per frame.
  *   hostcopy  CUDA computes into device memory, the result is copied to the host and uploaded.
@@ -39,6 +39,11 @@ typedef struct tsr_view_options {
     int quiet;                            /* no lines on stderr */
     const char *keys;                     /* keys pressed before the first frame (as typed in
                                              the window: "RRs" = radius +2, split), or NULL */
+    const tsr_deband_params *deband;      /* deband before the chain (NULL: no): y4m frames in
+                                             YCbCr, images as tsr_deband_image does */
+    tsr_frame_view frame_view;            /* y4m: how frames are shown (tsr_frame_to_image) */
+    int loop;                             /* y4m: start again after the last frame */
+    int progress;                         /* headless y4m: frame and fps on stderr each second */
 } tsr_view_options;
 
 typedef struct tsr_view_stats {
@@ -51,6 +56,7 @@ typedef struct tsr_view_stats {
     tsr_view_path path;                   /* the path that ran */
     char renderer[128];                   /* GL_RENDERER */
     char platform[64];                    /* how the GL context was made */
+    int stream_frame;                     /* y4m: number (from 0) of the stream frame drawn last */
 } tsr_view_stats;
 
 /* Whether this build has the viewer (1) or was built without GL (0). */
@@ -67,5 +73,17 @@ int tsr_view_op_displayable(const tsr_op *op);
  * timings. Fails with a one-line message: TSR_E_UNSUPPORTED when no display or GL is usable,
  * TSR_E_NO_DEVICE when a CUDA path is demanded without a GPU, TSR_E_ARG for a bad chain. */
 tsr_status tsr_view_run(const tsr_image *in, const tsr_view_options *o, tsr_image *shot, tsr_view_stats *st);
+
+/* Play the YUV4MPEG2 stream f ('name' in messages) as tsr_view_run shows an image: each frame is
+ * read with tsr_y4m_read_frame, debanded in YCbCr (o->deband), converted by tsr_frame_to_image
+ * (o->frame_view) into the chain's input, which the image operations then process; the split
+ * shows the converted frame before deband and the chain. A window plays at the stream's frame
+ * rate (F; 25 fps without one): space pauses, '.' shows the next frame and pauses; at the end
+ * it stays on the last frame, or with o->loop starts again (f must be seekable). Off screen
+ * every rendered frame is the next stream frame, as fast as possible. o->frames N: N frames
+ * rendered (while playing: stream frames 0..N-1), fewer when the stream ends first (0: the
+ * whole stream off screen, until closed in a window). shot: the last frame rendered. A
+ * truncated or corrupt stream fails with TSR_E_FORMAT naming the frame (*shot untouched). */
+tsr_status tsr_view_play(FILE *f, const char *name, const tsr_view_options *o, tsr_image *shot, tsr_view_stats *st);
 
 #endif

@@ -599,6 +599,7 @@ TEST(test_frame_to_image)
         /* refusals: a wrong output shape, a device frame; nothing handed out */
         CHECK_EQ(tsr_frame_to_image(&a, &ib, TSR_FRAME_VIEW_LUMA, NULL), TSR_E_SIZE);
         a.memory = TSR_DEVICE;
+        tsr_image_free(&ic);
         memset(&ic, 0, sizeof ic);
         CHECK_EQ(tsr_frame_to_image(&a, &ic, TSR_FRAME_VIEW_RGB, NULL), TSR_E_ARG);
         CHECK(ic.data == NULL);

@@ -120,9 +120,36 @@ static inline TSR_PZ_HD double tsr__pz_cost(const int *o, int rows, int cols, in
     return c;
 }
 
-/* Greedy best-buddy placement with segment repair. out arrays have rows*cols entries. */
-tsr_status tsr__pz_place(const tsr__pz *pz, int repair, int *piece, unsigned char *rot, double *cost,
+/* The k nearest partners of oriented tile o on side d, ascending. */
+static inline const tsr__pz_cand *tsr__pz_list(const tsr__pz *pz, int o, int d)
+{
+    return pz->list + ((size_t)o * 4 + d) * pz->k;
+}
+/* D(o1, d, o2), never negative: from o1's list when present, else computed. */
+float tsr__pz_lookup(const tsr__pz *pz, int o1, int d, int o2);
+/* Second-best D on side d of o (the normaliser of confidences), never below a tiny positive. */
+float tsr__pz_second(const tsr__pz *pz, int o, int d);
+
+/* Greedy best-buddy placement; with 'repair', from several seeds (on up to 'threads' threads),
+ * each repaired and refined, the lowest objective kept. out arrays have rows*cols entries. */
+tsr_status tsr__pz_place(const tsr__pz *pz, int repair, int threads, int *piece, unsigned char *rot, double *cost,
                          void (*progress)(void *, const char *, double), void *pctx);
+/* The refinement's objective: the sum over adjacent sides of D normalised by the geometric mean
+ * of the two sides' second-best D, each term capped (src/cpu/puzzle_refine.c). A cache holds the
+ * normalisers and computed terms; one per thread. */
+typedef struct tsr__pz_cache tsr__pz_cache;
+tsr__pz_cache *tsr__pz_cache_new(const tsr__pz *pz);   /* NULL when out of memory */
+void tsr__pz_cache_free(tsr__pz_cache *c);
+double tsr__pz_objective(const tsr__pz *pz, tsr__pz_cache *c, const int *piece, const unsigned char *rot);
+/* Cells of a full placement all of whose sides inside the grid have objective terms below thr:
+ * fills grid coordinates gy/gx and oriented tiles go, returns their count. */
+int tsr__pz_confident(const tsr__pz *pz, tsr__pz_cache *c, const int *piece, const unsigned char *rot, float thr,
+                      int *gy, int *gx, int *go);
+/* Local search on a full placement (piece/rot updated in place) with moves that lower the
+ * objective. With prev_piece (and prev_rot), a placement it already searched, only cells that
+ * differ from it and their neighbours are visited first. */
+tsr_status tsr__pz_refine(const tsr__pz *pz, tsr__pz_cache *c, int *piece, unsigned char *rot, const int *prev_piece,
+                          const unsigned char *prev_rot);
 /* Total dissimilarity of a placement (each adjacent pair once). */
 double tsr__pz_total(const tsr__pz *pz, const int *piece, const unsigned char *rot);
 

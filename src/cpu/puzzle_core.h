@@ -4,8 +4,9 @@
  * o = piece; with rotation o = piece * 4 + r, the piece turned r quarter turns clockwise, so
  * m = n or 4n oriented tiles. Directions d: 0 up, 1 right, 2 down, 3 left.
  * D(o1, d, o2): dissimilarity of o2 lying on side d of o1 (Mahalanobis gradient
- * compatibility, Gallagher 2012, both ways), expanded so that it is one dot product of a "right"
- * feature vector of the left tile and a "left" feature vector of the right tile:
+ * compatibility, Gallagher 2012, both ways, plus the log-likelihood ratio of a Gaussian model of
+ * the pixels across the boundary; D can be negative), expanded so that it is one dot product of
+ * a "right" feature vector of the left tile and a "left" feature vector of the right tile:
  *   D(a, right, b) = fr[a] . fl[b]
  * Vertical relations use the same form on transposed tiles (no rotation), or the identity
  * D(a, down, b) = D(a', right, b') with x' = x turned a further 3 quarter turns (rotation). */
@@ -28,6 +29,9 @@ extern "C" {
 #define TSR_PZ_K 16            /* neighbours kept per oriented tile and side */
 #define TSR_PZ_EXACT_MAX 9     /* largest piece count the exact enumeration handles */
 #define TSR_PZ_BNB_MAX 30      /* largest piece count of the branch-and-bound search (< 32) */
+/* Largest tile (pixels) with the joint boundary model in D (puzzle_compat.c): its statistics
+ * cost grows with the tile's cube and its matrices with (4 x tile x channels)^2. */
+#define TSR_PZ_JMAXP 48
 
 static const int tsr__pz_dy[4] = {-1, 0, 1, 0};
 static const int tsr__pz_dx[4] = {0, 1, 0, -1};

@@ -14,8 +14,8 @@
 /* Largest block side of the block swaps: larger blocks cost more and gained nothing on the
  * benchmark photos. */
 #define TSR_PZ_BLOCK 2
-/* Partners tried per cell and side in the swaps: on the benchmark photos the first 2 did as well
- * as all 16 listed, at a fraction of the time. */
+/* Partners tried per cell and side in the swaps: on the benchmark photos the first 2 or 4 did
+ * as well as all 16 listed, at a fraction of the time. */
 #define TSR_PZ_TRY 4
 #define TSR_PZ_SWEEPS 20
 /* Segments for shifting are joined by edges below this objective (D under the geometric mean of

@@ -49,6 +49,7 @@ typedef struct tsr__pz {
     float *fr[2], *fl[2];      /* [0]: tiles, [1]: transposed tiles (no rotation only); m x dim */
     int k;                     /* list length: min(TSR_PZ_K, candidates) */
     tsr__pz_cand *list;        /* m x 4 x k: nearest oriented tiles on each side, ascending */
+    float *lift;               /* m x 4: -(best D of the side) where negative, else 0 */
 } tsr__pz;
 
 /* The piece of an oriented tile. */
@@ -129,9 +130,11 @@ static inline const tsr__pz_cand *tsr__pz_list(const tsr__pz *pz, int o, int d)
 {
     return pz->list + ((size_t)o * 4 + d) * pz->k;
 }
-/* D(o1, d, o2), never negative: from o1's list when present, else computed. */
+/* D(o1, d, o2) lifted by the larger lift of the two sides, so never negative (the confidences
+ * and the objective divide by second-best values): from o1's list when present, else computed. */
 float tsr__pz_lookup(const tsr__pz *pz, int o1, int d, int o2);
-/* Second-best D on side d of o (the normaliser of confidences), never below a tiny positive. */
+/* Second-best D on side d of o lifted by the side's lift (the normaliser of confidences), never
+ * below a tiny positive. */
 float tsr__pz_second(const tsr__pz *pz, int o, int d);
 
 /* Greedy best-buddy placement; with 'repair', from several seeds (on up to 'threads' threads),

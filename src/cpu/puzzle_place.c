@@ -74,19 +74,18 @@ static tsr__pz_hent tsr__pz_pop(tsr__pz_state *s)
 float tsr__pz_lookup(const tsr__pz *pz, int o1, int d, int o2)
 {
     const tsr__pz_cand *l = tsr__pz_list(pz, o1, d);
-    for (int t = 0; t < pz->k; t++)
-        if (l[t].o == o2) return l[t].d > 0 ? l[t].d : 0;
-    {
-        float v = tsr__pz_dis(pz, o1, d, o2);
-        return v > 0 ? v : 0;
-    }
+    float a = pz->lift ? pz->lift[o1 * 4 + d] : 0, b = pz->lift ? pz->lift[o2 * 4 + ((d + 2) & 3)] : 0, v;
+    int t = 0;
+    while (t < pz->k && l[t].o != o2) t++;
+    v = (t < pz->k ? l[t].d : tsr__pz_dis(pz, o1, d, o2)) + (a > b ? a : b);
+    return v > 0 ? v : 0;
 }
 
 /* Contract: see puzzle_core.h. */
 float tsr__pz_second(const tsr__pz *pz, int o, int d)
 {
     const tsr__pz_cand *l = tsr__pz_list(pz, o, d);
-    float v = pz->k >= 2 ? l[1].d : pz->k == 1 ? l[0].d : 1.0f;
+    float v = (pz->k >= 2 ? l[1].d : pz->k == 1 ? l[0].d : 1.0f) + (pz->lift ? pz->lift[o * 4 + d] : 0);
     return v > 1e-3f ? v : 1e-3f;
 }
 
@@ -323,6 +322,8 @@ static int tsr__pz_seeds(const tsr__pz *pz, int want, int *seeds)
         for (int d = 0; d < 4 && pz->k; d++) {
             int x = tsr__pz_list(pz, o, d)[0].o;
             if (tsr__pz_is_bb(pz, o, d, x))
+                /* the raw best over the lifted second: a best below 0 (likelier together than
+                 * apart) counts for more */
                 v += 2.0 * bbc[x] + (1.0 - tsr__pz_list(pz, o, d)[0].d / tsr__pz_second(pz, o, d));
         }
         val[o] = v;
@@ -461,10 +462,10 @@ static tsr_status tsr__pz_reframe(tsr__pz_work *w, int *piece, unsigned char *ro
     return TSR_OK;
 }
 
-/* One start: grow from a seed, then (with repair) regrow from the largest best-buddy segment,
+/* One start: grow from a seed (or its better turn, with 'turn'), then (with repair) regrow from the largest best-buddy segment,
  * refine, reframe, regrow from the confident cells, refine; piece/rot and its objective. */
-static tsr_status tsr__pz_start(tsr__pz_work *w, int repair, int seed, int *piece, unsigned char *rot, double *score,
-                                void (*progress)(void *, const char *, double), void *pctx)
+static tsr_status tsr__pz_start(tsr__pz_work *w, int repair, int seed, int turn, int *piece, unsigned char *rot,
+                                double *score, void (*progress)(void *, const char *, double), void *pctx)
 {
     const tsr__pz *pz = w->pz;
     int n = pz->n, zero = 0, *sp = w->p3;
@@ -472,8 +473,10 @@ static tsr_status tsr__pz_start(tsr__pz_work *w, int repair, int seed, int *piec
     tsr_status s;
     if ((s = tsr__pz_grow(pz, &zero, &zero, &seed, 1, 0, piece, rot, progress, pctx))) return s;
     *score = tsr__pz_objective(pz, w->cache, piece, rot);
-    /* Unknown rotation on a non-square grid: the seed's turn decides the layout's orientation. */
-    if (pz->rotate && pz->rows != pz->cols) {
+    /* Unknown rotation on a non-square grid: the seed's turn decides the layout's orientation;
+     * 'turn' asks to choose it here, by the objective after growing, when the starts do not try
+     * both turns themselves. */
+    if (turn) {
         int seed2 = tsr__pz_turn(seed, 1);
         if ((s = tsr__pz_grow(pz, &zero, &zero, &seed2, 1, 0, w->p2, w->r2, progress, pctx))) return s;
         tsr__pz_take(w, piece, rot, score);
@@ -522,7 +525,7 @@ static tsr_status tsr__pz_start(tsr__pz_work *w, int repair, int seed, int *piec
 
 struct tsr__pz_starts {
     const tsr__pz *pz;
-    int repair;
+    int repair, turn;
     const int *seeds;
     int *piece;               /* per start: n cells */
     unsigned char *rot;
@@ -542,8 +545,8 @@ static void tsr__pz_start_range(void *ctx, int b, int e)
         tsr__pz_work w;
         tsr_status s = tsr__pz_work_init(&w, j->pz);
         if (!s) {
-            s = tsr__pz_start(&w, j->repair, j->seeds[i], j->piece + n * i, j->rot + n * i, &j->score[i], j->progress,
-                              j->pctx);
+            s = tsr__pz_start(&w, j->repair, j->seeds[i], j->turn, j->piece + n * i, j->rot + n * i, &j->score[i],
+                              j->progress, j->pctx);
             tsr__pz_work_free(&w);
         }
         j->status[i] = s;
@@ -559,12 +562,22 @@ static void tsr__pz_start_range(void *ctx, int b, int e)
 tsr_status tsr__pz_place(const tsr__pz *pz, int repair, int threads, int *piece, unsigned char *rot, double *cost,
                          void (*progress)(void *, const char *, double), void *pctx)
 {
-    int n = pz->n, seeds[4], want = !repair ? 1 : pz->m <= 1000 ? 4 : pz->m <= 4000 ? 2 : 1, ns, best = 0;
+    int n = pz->n, seeds[8], want = !repair ? 1 : pz->m <= 1000 ? 4 : pz->m <= 4000 ? 2 : 1, ns, best = 0;
+    /* rotation on a non-square grid: several starts try each seed in both layouts (the choice
+     * right after growing was wrong on the bilinear cameraman, a 90-degree picture that cannot
+     * fit); a single start chooses after growing */
+    int turns = pz->rotate && pz->rows != pz->cols && want > 1 ? 2 : 1;
     struct tsr__pz_starts j;
     tsr_status s = TSR_OK;
     ns = tsr__pz_seeds(pz, want, seeds);
+    for (int i = ns - 1; i >= 0 && turns == 2; i--) {
+        seeds[2 * i] = seeds[i];
+        seeds[2 * i + 1] = tsr__pz_turn(seeds[i], 1);
+    }
+    ns *= turns;
     memset(&j, 0, sizeof j);
     j.pz = pz, j.repair = repair, j.seeds = seeds;
+    j.turn = pz->rotate && pz->rows != pz->cols && turns == 1;
     j.piece = malloc(sizeof(int) * n * ns);
     j.rot = malloc((size_t)n * ns);
     j.score = malloc(sizeof(double) * ns);

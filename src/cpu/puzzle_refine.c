@@ -302,7 +302,9 @@ static int tsr__pz_ls_swaps(tsr__pz_ls *b)
             here = tsr__pz_lookup(pz, nb, (d + 2) & 3, b->o[c]);
             for (int t = 0; t < pz->k && t < TSR_PZ_TRY; t++) {
                 int j, jy, jx, done = 0;
-                if (l[t].o < 0 || !(l[t].d < here)) break;   /* the list is ascending */
+                /* the list is ascending; its raw values against the present lifted one let a few
+                 * more partners through than lifted ones would, and the objective judges */
+                if (l[t].o < 0 || !(l[t].d < here)) break;
                 j = b->pos[tsr__pz_piece(pz, l[t].o)];
                 if (j == c) {   /* the partner is here, turned otherwise */
                     tsr__pz_ls_put(b, c, l[t].o);

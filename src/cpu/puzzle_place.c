@@ -387,8 +387,10 @@ static int tsr__pz_segment(const tsr__pz *pz, const int *piece, const unsigned c
     return best;
 }
 
-/* Placements tried for the largest segment inside the grid when reframing, at most. */
+/* Placements tried for the largest segment inside the grid when reframing, at most, and at most
+ * this many placements x pieces (each costs a partial greedy placement: 10,000 pieces get 1). */
 #define TSR_PZ_FRAMES 32
+#define TSR_PZ_FRAME_WORK 12000
 /* Regrowing keeps the cells whose every side has an objective term below this. */
 #define TSR_PZ_KEEP 1.5f
 #define TSR_PZ_REGROWS 4
@@ -436,7 +438,7 @@ static void tsr__pz_take(tsr__pz_work *w, int *piece, unsigned char *rot, double
 }
 
 /* Reframe: the largest best-buddy segment kept at each position the grid leaves it (when there
- * are at most TSR_PZ_FRAMES) and the rest grown again inside the grid; the lowest objective is
+ * are few enough) and the rest grown again inside the grid; the lowest objective is
  * kept. It fixes pictures grown past one side of the frame early, whose far part then had to
  * fill the other side. */
 static tsr_status tsr__pz_reframe(tsr__pz_work *w, int *piece, unsigned char *rot, double *score)
@@ -449,7 +451,9 @@ static tsr_status tsr__pz_reframe(tsr__pz_work *w, int *piece, unsigned char *ro
         y0 = w->gy[i] < y0 ? w->gy[i] : y0, y1 = w->gy[i] > y1 ? w->gy[i] : y1;
         x0 = w->gx[i] < x0 ? w->gx[i] : x0, x1 = w->gx[i] > x1 ? w->gx[i] : x1;
     }
-    if ((long long)(pz->rows - (y1 - y0)) * (pz->cols - (x1 - x0)) > TSR_PZ_FRAMES) return TSR_OK;
+    if ((long long)(pz->rows - (y1 - y0)) * (pz->cols - (x1 - x0)) > TSR_PZ_FRAMES ||
+        (long long)(pz->rows - (y1 - y0)) * (pz->cols - (x1 - x0)) * pz->n > TSR_PZ_FRAME_WORK)
+        return TSR_OK;
     for (int oy = 0; oy + (y1 - y0) < pz->rows; oy++)
         for (int ox = 0; ox + (x1 - x0) < pz->cols; ox++) {
             /* shift in place: gy/gx become grid coordinates of this position and back afterwards */

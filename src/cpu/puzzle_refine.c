@@ -49,15 +49,16 @@ tsr__pz_cache *tsr__pz_cache_new(const tsr__pz *pz)
     }
     for (int o = 0; o < pz->m; o++)
         for (int d = 0; d < 4; d++) c->nrm[o * 4 + d] = sqrtf(tsr__pz_second(pz, o, d));
-    /* Every pair of a puzzle of up to 1448 oriented tiles in a table (at most 16 MB), else a cache
-     * of 2M entries (32 MB); without either the search is only slower. */
-    if ((size_t)pz->m * pz->m * 2 <= ((size_t)1 << 22)) {
+    /* Every pair of a puzzle of up to 1024 oriented tiles in a table (at most 8 MB), else a cache
+     * of 256K entries (4 MB: larger ones, which each start clears, were slower); without either
+     * the search is only slower. */
+    if ((size_t)pz->m * pz->m * 2 <= ((size_t)1 << 21)) {
         size_t cnt = (size_t)pz->m * pz->m * 2;
         c->dense = malloc(cnt * sizeof(float));
         if (c->dense)
             for (size_t i = 0; i < cnt; i++) c->dense[i] = NAN;
     } else {
-        while (want < (size_t)pz->m * pz->m * 2 && want < ((size_t)1 << 21)) want *= 2;
+        while (want < (size_t)pz->m * pz->m * 2 && want < ((size_t)1 << 18)) want *= 2;
         c->slot = calloc(want, sizeof(tsr__pz_slot));
         c->mask = want - 1;
     }

@@ -431,15 +431,16 @@ TEST(test_puzzle_photos_recovered)
         tsr_puzzle_scores r;
         if (pz_photo(i, 672, 504, &img)) continue;
         r = pz_solve_score(&img, 18, 24, 0, TSR_PUZZLE_GREEDY, NULL, 100 + (uint64_t)i, NULL);
-        /* textured photos; camera has a flat sky; the deep field is mostly black, near-identical tiles */
-        CHECK_MSG(r.neighbor >= (i == 4 ? 0.15 : i == 6 ? 0.8 : 0.9), "%s: neighbor %g", pz_photos[i], r.neighbor);
+        /* the deep field is mostly black sky with faint noise: 43% (28% before the joint boundary
+         * model and the refinement); the others 93-100% */
+        CHECK_MSG(r.neighbor >= (i == 4 ? 0.3 : 0.9), "%s: neighbor %g", pz_photos[i], r.neighbor);
         nb += r.neighbor;
         sh += r.direct_shifted;
         got++;
         tsr_image_free(&img);
     }
     if (!got) SKIP("no photos (set TSR_PUZZLE_IMAGES to the folder of the shared images)");
-    CHECK_MSG(nb / got >= 0.8 && sh / got >= 0.75, "mean neighbor %g, shifted %g", nb / got, sh / got);
+    CHECK_MSG(nb / got >= 0.86 && sh / got >= 0.8, "mean neighbor %g, shifted %g", nb / got, sh / got);
 }
 
 static double pz_now(void)
@@ -588,4 +589,122 @@ TEST(test_puzzle_bnb_blank)
     for (int i = 0; i < 30; i++) CHECK_EQ(sol.piece[i], i);
     tsr_puzzle_placement_free(&sol);
     tsr_image_free(&blank);
+}
+
+/* ---------------------------------------------------------------- boundary model, refinement */
+
+/* Smoothed noise (a 3x3 box over uniform noise, grey): no edges or gradients to follow, only the
+ * correlation of neighbouring pixels, which the joint boundary model learns from the tiles. */
+static tsr_image pz_smooth_noise(int w, int h)
+{
+    tsr_image img;
+    unsigned char *raw = malloc((size_t)(w + 2) * (h + 2));
+    if (!raw || tsr_image_create(&img, w, h, 3, TSR_U8, TSR_HOST)) {
+        free(raw);
+        return (tsr_image){0};
+    }
+    for (int i = 0; i < (w + 2) * (h + 2); i++) raw[i] = (unsigned char)(tsr_test_rand() & 255);
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            int s = 0;
+            for (int dy = 0; dy < 3; dy++)
+                for (int dx = 0; dx < 3; dx++) s += raw[(y + dy) * (w + 2) + x + dx];
+            memset((unsigned char *)img.data + (size_t)y * img.stride + 3 * x, s / 9, 3);
+        }
+    free(raw);
+    return img;
+}
+
+/* The features (hence every D) do not depend on the thread count, and on smoothed noise the
+ * joint model finds right neighbours: 71 of 180 right first choices (36 with the MGC terms
+ * alone). */
+TEST(test_puzzle_joint_model)
+{
+    tsr_image img = pz_smooth_noise(16 * 12, 12 * 12), scr = {0};
+    tsr_puzzle_placement t;
+    tsr_exec one = {TSR_BACKEND_CPU, NULL, NULL, 1};
+    tsr__pz a, b;
+    int good = 0, tot = 0;
+    CHECK_OK(tsr_puzzle_scramble(&img, &scr, 12, 16, 0, 8, &t));
+    CHECK_OK(tsr__pz_features(&a, &scr, 12, 16, 0, 1));
+    CHECK_OK(tsr__pz_features(&b, &scr, 12, 16, 0, 2));
+    CHECK_EQ(a.dim, b.dim);
+    CHECK(a.dim > 2 * (1 + 9 + 3 * 12));   /* the joint model's values are there */
+    for (int p = 0; p < 2; p++) {
+        CHECK(!memcmp(a.fr[p], b.fr[p], sizeof(float) * a.m * a.dim));
+        CHECK(!memcmp(a.fl[p], b.fl[p], sizeof(float) * a.m * a.dim));
+    }
+    CHECK_OK(tsr__pz_lists(&a, tsr__pz_topk_cpu, &one));
+    for (int c = 0; c < 12 * 16; c++)
+        if (c % 16 < 15) {
+            tot++;
+            good += a.list[((size_t)t.piece[c] * 4 + 1) * a.k].o == t.piece[c + 1];
+        }
+    CHECK_MSG(good >= tot * 3 / 10, "right first choices %d of %d", good, tot);
+    tsr__pz_free(&a);
+    tsr__pz_free(&b);
+    tsr_puzzle_placement_free(&t);
+    tsr_image_free(&scr);
+    tsr_image_free(&img);
+}
+
+/* The local search repairs a solved synthetic puzzle spoiled by two swapped pieces, a swapped
+ * pair of 2x2 blocks and a turned piece, never raising the objective. */
+TEST(test_puzzle_refine_repairs)
+{
+    tsr_image img = pz_synthetic(16 * 14, 12 * 14, 7);
+    for (int rot = 0; rot <= 1; rot++) {
+        tsr__pz pz;
+        tsr__pz_cache *c;
+        int piece[192];
+        unsigned char r[192] = {0};
+        double before, after;
+        tsr_exec ex = {TSR_BACKEND_CPU, NULL, NULL, 0};
+        CHECK_OK(tsr__pz_features(&pz, &img, 12, 16, rot, 0));
+        CHECK_OK(tsr__pz_lists(&pz, tsr__pz_topk_cpu, &ex));
+        c = tsr__pz_cache_new(&pz);
+        CHECK(c != NULL);
+        for (int i = 0; i < 192; i++) piece[i] = i;
+        piece[20] = 100, piece[100] = 20;
+        for (int y = 0; y < 2; y++)
+            for (int x = 0; x < 2; x++) {
+                int a = (5 + y) * 16 + 3 + x, b = (8 + y) * 16 + 11 + x, t = piece[a];
+                piece[a] = piece[b], piece[b] = t;
+            }
+        if (rot) r[50] = 2;
+        before = tsr__pz_objective(&pz, c, piece, r);
+        CHECK_OK(tsr__pz_refine(&pz, c, piece, r, NULL, NULL));
+        after = tsr__pz_objective(&pz, c, piece, r);
+        CHECK_MSG(after <= before, "objective %g -> %g", before, after);
+        for (int i = 0; i < 192; i++) CHECK_MSG(piece[i] == i && r[i] == 0, "rotate %d: cell %d holds %d turned %d", rot, i,
+                                                piece[i], r[i]);
+        tsr__pz_cache_free(c);
+        tsr__pz_free(&pz);
+    }
+    tsr_image_free(&img);
+}
+
+/* The placement (several seeds side by side) gives the same answer on 1 and on 2 threads. */
+TEST(test_puzzle_place_threads_same)
+{
+    tsr_image img, scr = {0};
+    tsr_puzzle_placement t, a = {0}, b = {0};
+    tsr_puzzle_options o = {18, 24, 0, TSR_PUZZLE_GREEDY, 0, NULL, NULL};
+    tsr_exec one = {TSR_BACKEND_CPU, NULL, NULL, 1}, two = {TSR_BACKEND_CPU, NULL, NULL, 2};
+    if (pz_photo(6, 672, 504, &img)) SKIP("no photos");
+    for (int rot = 0; rot <= 1; rot++) {
+        o.rotate = rot;
+        CHECK_OK(tsr_puzzle_scramble(&img, &scr, 18, 24, rot, 5, &t));
+        CHECK_OK(tsr_puzzle_solve(&scr, &o, &a, &one));
+        CHECK_OK(tsr_puzzle_solve(&scr, &o, &b, &two));
+        if (a.piece && b.piece) {
+            CHECK(a.cost == b.cost);
+            CHECK(!memcmp(a.piece, b.piece, sizeof(int) * 432) && !memcmp(a.rotation, b.rotation, 432));
+        }
+        tsr_puzzle_placement_free(&a);
+        tsr_puzzle_placement_free(&b);
+        tsr_puzzle_placement_free(&t);
+        tsr_image_free(&scr);
+    }
+    tsr_image_free(&img);
 }

@@ -349,7 +349,7 @@ tsr_status tsr_puzzle_solve(const tsr_image *src, const tsr_puzzle_options *opt,
     /* A requested variant decides the backend; otherwise the exec does, except that AUTO keeps
      * puzzles on the CPU whose work there is estimated under 50 ms: starting the GPU costs more. */
     if (e.backend == TSR_BACKEND_AUTO && !(want && *want)) {
-        double m = opt->rotate ? 4.0 * n : n, dim = 2.0 * (10 + 3.0 * P), secs;
+        double m = opt->rotate ? 4.0 * n : n, dim = 2.0 * (10 + 3.0 * P) + (P <= TSR_PZ_JMAXP ? 2 + 6.0 * P : 0), secs;
         if (method == TSR_PUZZLE_EXACT) secs = (double)count * 60e-9 / tsr__exec_threads(&e);
         else secs = (opt->rotate ? 2.0 : 4.0) * m * m * dim / (4e9 * tsr__exec_threads(&e));
         b = secs < 0.05 ? TSR_BACKEND_CPU : tsr_resolve_backend(&e, TSR_HOST);
@@ -414,7 +414,7 @@ tsr_status tsr_puzzle_solve(const tsr_image *src, const tsr_puzzle_options *opt,
         t[2] = tsr__pz_now();
         if (!s) {
             tsr__pz_report(opt, "placing", 0);
-            s = tsr__pz_place(&pz, !opt->no_repair, p.piece, p.rotation, &p.cost, opt->progress, opt->progress_ctx);
+            s = tsr__pz_place(&pz, !opt->no_repair, tsr__exec_threads(&e), p.piece, p.rotation, &p.cost, opt->progress, opt->progress_ctx);
             if (tsr__log_enabled())
                 fprintf(stderr, "tessera: puzzle: %d pieces: features %.1f ms, compatibilities %.1f ms, placement %.1f ms\n",
                         n, (t[1] - t[0]) * 1e3, (t[2] - t[1]) * 1e3, (tsr__pz_now() - t[2]) * 1e3);

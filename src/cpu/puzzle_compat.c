@@ -1,6 +1,7 @@
 /* Pairwise compatibility of puzzle pieces: Mahalanobis gradient compatibility (MGC, Gallagher
- * 2012) in both directions, expanded into dot products of per-side feature vectors, and the
- * CPU variant of the all-pairs top-k search (threaded with tsr__parallel_for). */
+ * 2012) in both directions plus a joint Gaussian model of the four pixel columns across a
+ * boundary learnt from the image itself, expanded into dot products of per-side feature vectors,
+ * and the CPU variant of the all-pairs top-k search (threaded with tsr__parallel_for). */
 #include "puzzle_core.h"
 #include <math.h>
 #include <stdlib.h>
@@ -13,6 +14,14 @@
  * MGC) and each row's own gradient (the prediction of Pomeranz's measure); on the benchmark
  * photos 0.65 of the row's own raised the share of right first choices from 85% to 87%. */
 #define TSR_PZ_ROWW 0.65
+
+/* Weight of the joint model's log-likelihood ratio against the MGC terms. */
+#define TSR_PZ_JW 8.0
+/* Tiles sampled (evenly) for the joint model's statistics, tiles per deterministic chunk, and
+ * the longest offset along a boundary whose correlation it keeps. */
+#define TSR_PZ_JTILES 64
+#define TSR_PZ_JCHUNK 8
+#define TSR_PZ_JLAG 8
 
 /* Source pixel of oriented tile pixel (y, x): 'turns' quarter turns clockwise, or transposed. */
 static void tsr__pz_src(int P, int turns, int transpose, int y, int x, int *sy, int *sx)
@@ -97,12 +106,243 @@ static void tsr__pz_data(const double *e, int P, int C, float *out)
     for (int i = 0; i < C * C; i++) out[1 + i] = (float)E[i];
 }
 
+/* ---------------------------------------------------------------- joint boundary model
+ *
+ * The four columns across a boundary (two of each tile: x = P-2, P-1 | 0, 1), as one vector
+ * z = [u; v] of N = 4 P C values, are modelled as Gaussian with the covariance that pixels at
+ * those offsets have inside the tiles of this image (stationary, the same in every direction and
+ * mirror image; correlations along the boundary fade linearly to zero at TSR_PZ_JLAG + 1 pixels,
+ * and products are averaged over all pixel positions, which keeps S positive semi-definite).
+ * D gains w (z' S^-1 z - u' Suu^-1 u - v' Svv^-1 v): the log-likelihood ratio of
+ * "adjacent" against "independent", up to constants. It is a quadratic form, so it splits into
+ * su(a) + sv(b) + u_a' M12 v_b with M = S^-1 - diag(Suu^-1, Svv^-1), a dot product again. It
+ * sees the fine structure of noise and texture that gradients miss: on the benchmark photos it
+ * raised right first choices on the dark deep-field sky from 46% to 54% (and on the
+ * cameraman's grass and sky from 82% to 83%). */
+
+/* Dot product of doubles with four partial sums (the order is fixed: deterministic). */
+static double tsr__pz_ddot(const double *a, const double *b, int n)
+{
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    int i = 0;
+    for (; i + 4 <= n; i += 4) {
+        s0 += a[i] * b[i];
+        s1 += a[i + 1] * b[i + 1];
+        s2 += a[i + 2] * b[i + 2];
+        s3 += a[i + 3] * b[i + 3];
+    }
+    for (; i < n; i++) s0 += a[i] * b[i];
+    return (s0 + s1) + (s2 + s3);
+}
+
+struct tsr__pz_lag_job {
+    const tsr_image *src;
+    const double *mean;
+    int cols, P, C, step, nsample;
+    double *slots;   /* per chunk: sums of z_p z_q' per (along, across) lag */
+    volatile int failed;
+};
+
+/* Lag sums of the sampled tiles of chunks [b, e): for along-offsets a <= TSR_PZ_JLAG (and < P)
+ * and across-offsets b < 4, the pairs (y, x)-(y + a, x +- b) and (y, x)-(y +- b, x + a) inside
+ * one tile. */
+static void tsr__pz_lag_range(void *ctx, int b, int e)
+{
+    struct tsr__pz_lag_job *j = ctx;
+    int P = j->P, C = j->C, CC = C * C, sc = j->src->channels;
+    size_t per = (size_t)P * 4 * CC;
+    double *z = malloc(sizeof(double) * P * P * C);
+    if (!z) {
+        j->failed = 1;
+        return;
+    }
+    for (int ch = b; ch < e; ch++) {
+        double *g = j->slots + per * ch;
+        memset(g, 0, sizeof(double) * per);
+        for (int si = ch * TSR_PZ_JCHUNK; si < (ch + 1) * TSR_PZ_JCHUNK && si < j->nsample; si++) {
+            int t = si * j->step, ty = t / j->cols, tx = t % j->cols;
+            for (int y = 0; y < P; y++) {   /* planar: z[(c * P + y) * P + x] */
+                const uint8_t *row = (const uint8_t *)tsr__row(j->src, ty * P + y) + (size_t)tx * P * sc;
+                for (int x = 0; x < P; x++)
+                    for (int c = 0; c < C; c++) z[(c * P + y) * P + x] = row[(size_t)x * sc + c] - j->mean[c];
+            }
+            for (int a = 0; a < P && a <= TSR_PZ_JLAG; a++)
+                for (int bb = 0; bb < 4; bb++)
+                    for (int set = 0; set < 2; set++)
+                        for (int sg = (bb ? -1 : 1); sg <= 1; sg += 2) {
+                            /* set 0: boundary between columns (along = y); set 1: between rows */
+                            int dy = set ? sg * bb : a, dx = set ? a : sg * bb;
+                            double *gl = g + (size_t)(a * 4 + bb) * CC;
+                            int y0 = dy < 0 ? -dy : 0, y1 = dy > 0 ? P - dy : P;
+                            int x0 = dx < 0 ? -dx : 0, x1 = dx > 0 ? P - dx : P;
+                            if (y1 <= y0 || x1 <= x0) continue;
+                            for (int c1 = 0; c1 < C; c1++)
+                                for (int c2 = 0; c2 < C; c2++)
+                                    for (int y = y0; y < y1; y++)
+                                        gl[c1 * C + c2] += tsr__pz_ddot(z + (c1 * P + y) * P + x0,
+                                                                       z + (c2 * P + y + dy) * P + x0 + dx, x1 - x0);
+                        }
+        }
+    }
+    free(z);
+}
+
+/* Inverse of a symmetric positive definite N x N matrix by Cholesky, S = L L': S^-1 = L^-T L^-1.
+ * 'inv' gets S^-1 and 'inv_lead' (when not NULL) the inverse of S's leading h x h block, which
+ * comes from the same factor (L's leading block is that block's factor). Returns 0 when S is not
+ * positive definite or memory runs out. */
+static int tsr__pz_spd_inverse(const double *S, int N, double *inv, int h, double *inv_lead)
+{
+    double *L = calloc((size_t)N * N, sizeof(double)), *W = calloc((size_t)N * N, sizeof(double));
+    if (!L || !W) {
+        free(L), free(W);
+        return 0;
+    }
+    for (int j = 0; j < N; j++) {
+        double d = S[(size_t)j * N + j] - tsr__pz_ddot(L + (size_t)j * N, L + (size_t)j * N, j);
+        double *lj = L + (size_t)j * N;
+        if (!(d > 0)) {
+            free(L), free(W);
+            return 0;
+        }
+        d = sqrt(d);
+        lj[j] = d;
+        for (int i = j + 1; i < N; i++) {
+            double *li = L + (size_t)i * N;
+            li[j] = (S[(size_t)i * N + j] - tsr__pz_ddot(li, lj, j)) / d;
+        }
+    }
+    for (int i = 0; i < N; i++) {   /* W = L^-1, row i = -(sum_j<i L[i][j] W[j]) / L[i][i] */
+        double *wi = W + (size_t)i * N, *li = L + (size_t)i * N;
+        for (int j2 = 0; j2 < i; j2++) {
+            const double *wj = W + (size_t)j2 * N;
+            double f = li[j2];
+            for (int k = 0; k <= j2; k++) wi[k] -= f * wj[k];
+        }
+        for (int k = 0; k < i; k++) wi[k] /= li[i];
+        wi[i] = 1.0 / li[i];
+    }
+    for (int pass = 0; pass < (inv_lead ? 2 : 1); pass++) {
+        int n2 = pass ? h : N;
+        double *out = pass ? inv_lead : inv;
+        memset(out, 0, sizeof(double) * n2 * n2);
+        for (int j = 0; j < n2; j++) {   /* out = W' W over rows j < n2 (W is lower triangular) */
+            const double *wj = W + (size_t)j * N;
+            for (int i = 0; i <= j; i++) {
+                double f = wj[i], *oi = out + (size_t)i * n2;
+                if (f == 0) continue;
+                for (int k = 0; k <= j; k++) oi[k] += f * wj[k];
+            }
+        }
+    }
+    free(L), free(W);
+    return 1;
+}
+
+/* Contract: the joint model's M (N x N, N = 4 P C, row-major, symmetric) of a puzzle image whose
+ * samples are centred on 'mean'; *out is NULL (and TSR_OK) when the tile is above TSR_PZ_JMAXP. */
+static tsr_status tsr__pz_joint_model(const tsr_image *src, int rows, int cols, int C, const double *mean,
+                                      int threads, double **out)
+{
+    struct tsr__pz_lag_job j;
+    int P = src->width / cols, N = 4 * P * C, h = N / 2, CC = C * C, n = rows * cols, nchunks, nomem = 1;
+    size_t per = (size_t)P * 4 * CC;
+    double *G, *S = NULL, *Su = NULL, var = 0, ridge, added = 0;
+    *out = NULL;
+    if (P > TSR_PZ_JMAXP) return TSR_OK;
+    j.src = src, j.mean = mean, j.cols = cols, j.P = P, j.C = C, j.failed = 0;
+    j.step = (n + TSR_PZ_JTILES - 1) / TSR_PZ_JTILES;
+    j.nsample = (n + j.step - 1) / j.step;
+    nchunks = (j.nsample + TSR_PZ_JCHUNK - 1) / TSR_PZ_JCHUNK;
+    j.slots = malloc(sizeof(double) * per * nchunks);
+    G = calloc(per, sizeof(double));
+    S = malloc(sizeof(double) * N * N);
+    Su = malloc(sizeof(double) * h * h);   /* inverse of u's (and v's) covariance */
+    if (!j.slots || !G || !S || !Su) goto done;
+    nomem = 0;
+    /* Fixed chunks summed in order: the model does not depend on the thread count. */
+    tsr__parallel_for(nchunks, 1, threads, tsr__pz_lag_range, &j);
+    if ((nomem = j.failed)) goto done;
+    for (int ch = 0; ch < nchunks; ch++)
+        for (size_t i = 0; i < per; i++) G[i] += j.slots[per * ch + i];
+    for (int l = 0; l < P * 4; l++) {
+        /* products per pixel of the sampled tiles and per direction (2 at across-offset 0, else 4),
+         * tapered, symmetric in the channels (mirror images) */
+        double *g = G + (size_t)l * CC, t[9], a = l / 4, f;
+        f = (a > TSR_PZ_JLAG ? 0 : 1 - a / (TSR_PZ_JLAG + 1)) / ((double)j.nsample * P * P * (l % 4 ? 4 : 2));
+        for (int c1 = 0; c1 < C; c1++)
+            for (int c2 = 0; c2 < C; c2++) t[c1 * C + c2] = (g[c1 * C + c2] + g[c2 * C + c1]) * f / 2;
+        memcpy(g, t, sizeof(double) * CC);
+    }
+    for (int c = 0; c < C; c++) var += G[c * C + c] / C;
+    for (int i = 0; i < N; i++) {
+        int x1 = i / (P * C), r1 = i / C % P, c1 = i % C;
+        for (int k = 0; k < N; k++) {
+            int x2 = k / (P * C), r2 = k / C % P, c2 = k % C;
+            int a = r1 > r2 ? r1 - r2 : r2 - r1, b = x1 > x2 ? x1 - x2 : x2 - x1;
+            S[(size_t)i * N + k] = G[(size_t)(a * 4 + b) * CC + c1 * C + c2];
+        }
+    }
+    /* Flat images are singular, and rounding can leave S barely indefinite: a ridge of a
+     * thousandth of the pixel variance (plus a thousandth of a level^2), grown until the
+     * factorisation succeeds. */
+    for (ridge = 1e-3 * var + 1e-3; ridge < 1e6 * (var + 1); ridge *= 10) {
+        double *A = malloc(sizeof(double) * N * N);
+        if ((nomem = !A)) goto done;
+        for (int i = 0; i < N; i++) S[(size_t)i * N + i] += ridge - added;
+        added = ridge;
+        if (tsr__pz_spd_inverse(S, N, A, h, Su)) {
+            /* S of v equals S of u (same offsets), so both diagonal blocks lose Su^-1 */
+            for (int blk = 0; blk < 2; blk++)
+                for (int i = 0; i < h; i++)
+                    for (int k = 0; k < h; k++) A[(size_t)(blk * h + i) * N + blk * h + k] -= Su[(size_t)i * h + k];
+            *out = A;
+            break;
+        }
+        free(A);
+    }
+done:
+    free(j.slots), free(G), free(S), free(Su);
+    /* a model that stays singular whatever the ridge is left out (the MGC terms remain) */
+    return nomem ? tsr__fail(TSR_E_NOMEM, "puzzle: out of memory for the boundary model") : TSR_OK;
+}
+
+/* ---------------------------------------------------------------- features */
+
 struct tsr__pz_feat_job {
     tsr__pz *pz;
     const tsr_image *src;
     double mean[3];
+    const double *jm;      /* joint model M (N x N), or NULL */
     volatile int failed;   /* a worker could not allocate its scratch */
 };
+
+/* Joint-model part of a side's features (see above): the left tile's right side gets
+ * [w su, 1, 2 w M12' u], the right tile's left side [1, w sv, v]; u, v are the two columns next
+ * to the boundary on each side, ordered across it, centred samples. */
+static void tsr__pz_joint(const double *M, const double *eR, const double *eR2, const double *eL, const double *eL2,
+                          int P, int C, double *scratch, float *fr, float *fl)
+{
+    int h = 2 * P * C, N = 2 * h;
+    double *u = scratch, *v = scratch + h, su = 0, sv = 0;
+    memcpy(u, eR2, sizeof(double) * P * C);
+    memcpy(u + P * C, eR, sizeof(double) * P * C);
+    memcpy(v, eL, sizeof(double) * P * C);
+    memcpy(v + P * C, eL2, sizeof(double) * P * C);
+    for (int i = 0; i < h; i++) {
+        const double *m1 = M + (size_t)i * N, *m2 = M + (size_t)(h + i) * N;
+        double a1 = tsr__pz_ddot(m1, u, h), a2 = tsr__pz_ddot(m2 + h, v, h), a3 = tsr__pz_ddot(m2, u, h);
+        /* a1 = (M11 u)_i, a2 = (M22 v)_i, a3 = (M21 u)_i = (M12' u)_i */
+        su += u[i] * a1;
+        sv += v[i] * a2;
+        fr[2 + i] = (float)(2.0 * TSR_PZ_JW * a3);
+        fl[2 + i] = (float)v[i];
+    }
+    fr[0] = (float)(TSR_PZ_JW * su);
+    fr[1] = 1.0f;
+    fl[0] = 1.0f;
+    fl[1] = (float)(TSR_PZ_JW * sv);
+}
 
 /* Features of oriented tiles [b, e) for both problems. */
 static void tsr__pz_feat_range(void *ctx, int b, int e)
@@ -110,7 +350,7 @@ static void tsr__pz_feat_range(void *ctx, int b, int e)
     struct tsr__pz_feat_job *j = ctx;
     tsr__pz *pz = j->pz;
     int P = pz->tile, C = pz->channels, sc = j->src->channels, half = 1 + C * C + C * P;
-    double *col = malloc(sizeof(double) * 4 * P * C);
+    double *col = malloc(sizeof(double) * 8 * P * C);
     if (!col) {
         j->failed = 1;
         return;
@@ -138,6 +378,7 @@ static void tsr__pz_feat_range(void *ctx, int b, int e)
                 tsr__pz_data(eR, P, C, fr + half);         /* its edge as data for the partner's model */
                 tsr__pz_data(eL, P, C, fl);                /* right tile's left edge as data */
                 tsr__pz_model(eL, eL2, P, C, fl + half);   /* its left-edge gradient model */
+                if (j->jm) tsr__pz_joint(j->jm, eR, eR2, eL, eL2, P, C, col + 4 * P * C, fr + 2 * half, fl + 2 * half);
             }
         }
     }
@@ -152,6 +393,7 @@ void tsr__pz_free(tsr__pz *pz)
         free(pz->fl[i]);
     }
     free(pz->list);
+    free(pz->lift);
     memset(pz, 0, sizeof *pz);
 }
 
@@ -170,7 +412,8 @@ tsr_status tsr__pz_features(tsr__pz *pz, const tsr_image *src, int rows, int col
     pz->channels = C;
     pz->rotate = rotate;
     pz->m = rotate ? pz->n * 4 : pz->n;
-    pz->dim = (2 * (1 + C * C + C * pz->tile) + 3) & ~3;
+    /* MGC both ways, then the joint model's 2 + 2 P C values when the tile is small enough */
+    pz->dim = (2 * (1 + C * C + C * pz->tile) + (pz->tile <= TSR_PZ_JMAXP ? 2 + 2 * C * pz->tile : 0) + 3) & ~3;
     pz->k = pz->m - (rotate ? 4 : 1);
     if (pz->k > TSR_PZ_K) pz->k = TSR_PZ_K;
     if (!tsr__mul_size((size_t)pz->m, (size_t)pz->dim * sizeof(float), &bytes))
@@ -198,10 +441,20 @@ tsr_status tsr__pz_features(tsr__pz *pz, const tsr_image *src, int rows, int col
         }
         for (int c = 0; c < C; c++) job.mean[c] = sum[c] / ((double)src->width * src->height);
     }
+    {
+        double *jm;
+        tsr_status s = tsr__pz_joint_model(src, rows, cols, C, job.mean, threads, &jm);
+        if (s) {
+            tsr__pz_free(pz);
+            return s;
+        }
+        job.jm = jm;
+    }
     job.pz = pz;
     job.src = src;
     job.failed = 0;
     tsr__parallel_for(pz->m, 16, threads, tsr__pz_feat_range, &job);
+    free((double *)job.jm);
     if (job.failed) {
         tsr__pz_free(pz);
         return tsr__fail(TSR_E_NOMEM, "puzzle: out of memory computing features");
@@ -300,15 +553,34 @@ tsr_status tsr__pz_topk_cpu(const float *X, const float *Y, int m, int dim, int 
     return TSR_OK;
 }
 
-/* Contract: fills pz->list (m x 4 x k) using fn for the all-pairs search. */
+/* Lifts of every side from its best listed D. The joint model's log-likelihood ratio makes D
+ * negative where two sides are much likelier together than apart, above all on flat areas, where
+ * every pair is; clamped at 0, all those pairs looked perfect and equally so, and the placement
+ * took flat sky for certain matches (the bilinear cameraman with rotation fell from 96% to 73%).
+ * Lifting a side's values to a best of 0 keeps its ratios meaningful. */
+static tsr_status tsr__pz_lifts(tsr__pz *pz)
+{
+    pz->lift = malloc(sizeof(float) * pz->m * 4);
+    if (!pz->lift) return tsr__fail(TSR_E_NOMEM, "puzzle: out of memory for neighbour lists");
+    for (size_t i = 0; i < (size_t)pz->m * 4; i++) {
+        float best = pz->k > 0 && pz->list[i * pz->k].o >= 0 ? pz->list[i * pz->k].d : 0;
+        pz->lift[i] = best < 0 ? -best : 0;
+    }
+    return TSR_OK;
+}
+
+/* Contract: fills pz->list (m x 4 x k) using fn for the all-pairs search, and pz->lift. */
 tsr_status tsr__pz_lists(tsr__pz *pz, tsr__pz_topk_fn fn, const tsr_exec *ex)
 {
     int k = pz->k, st = 4 * k;
     tsr_status s;
-    if (k <= 0) return TSR_OK;
+    if (k <= 0) return tsr__pz_lifts(pz);
     s = fn(pz->fr[0], pz->fl[0], pz->m, pz->dim, pz->rotate, k, pz->list + 1 * k, pz->list + 3 * k, st, ex);
     if (s) return s;
-    if (!pz->rotate) return fn(pz->fr[1], pz->fl[1], pz->m, pz->dim, 0, k, pz->list + 2 * k, pz->list + 0 * k, st, ex);
+    if (!pz->rotate) {
+        s = fn(pz->fr[1], pz->fl[1], pz->m, pz->dim, 0, k, pz->list + 2 * k, pz->list + 0 * k, st, ex);
+        return s ? s : tsr__pz_lifts(pz);
+    }
     /* Rotation: D(a, down, b) = D(a', right, b') with x' = x turned 3 more quarter turns. */
     for (int o = 0; o < pz->m; o++) {
         int src = tsr__pz_turn(o, 3);
@@ -320,5 +592,5 @@ tsr_status tsr__pz_lists(tsr__pz *pz, tsr__pz_topk_fn fn, const tsr_exec *ex)
             pz->list[((size_t)o * 4 + 0) * k + t] = l;
         }
     }
-    return TSR_OK;
+    return tsr__pz_lifts(pz);
 }

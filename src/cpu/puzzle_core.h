@@ -4,8 +4,9 @@
  * o = piece; with rotation o = piece * 4 + r, the piece turned r quarter turns clockwise, so
  * m = n or 4n oriented tiles. Directions d: 0 up, 1 right, 2 down, 3 left.
  * D(o1, d, o2): dissimilarity of o2 lying on side d of o1 (Mahalanobis gradient
- * compatibility, Gallagher 2012, both ways), expanded so that it is one dot product of a "right"
- * feature vector of the left tile and a "left" feature vector of the right tile:
+ * compatibility, Gallagher 2012, both ways, plus the log-likelihood ratio of a Gaussian model of
+ * the pixels across the boundary; D can be negative), expanded so that it is one dot product of
+ * a "right" feature vector of the left tile and a "left" feature vector of the right tile:
  *   D(a, right, b) = fr[a] . fl[b]
  * Vertical relations use the same form on transposed tiles (no rotation), or the identity
  * D(a, down, b) = D(a', right, b') with x' = x turned a further 3 quarter turns (rotation). */
@@ -28,6 +29,9 @@ extern "C" {
 #define TSR_PZ_K 16            /* neighbours kept per oriented tile and side */
 #define TSR_PZ_EXACT_MAX 9     /* largest piece count the exact enumeration handles */
 #define TSR_PZ_BNB_MAX 30      /* largest piece count of the branch-and-bound search (< 32) */
+/* Largest tile (pixels) with the joint boundary model in D (puzzle_compat.c): its statistics
+ * cost grows with the tile's cube and its matrices with (4 x tile x channels)^2. */
+#define TSR_PZ_JMAXP 48
 
 static const int tsr__pz_dy[4] = {-1, 0, 1, 0};
 static const int tsr__pz_dx[4] = {0, 1, 0, -1};
@@ -45,6 +49,7 @@ typedef struct tsr__pz {
     float *fr[2], *fl[2];      /* [0]: tiles, [1]: transposed tiles (no rotation only); m x dim */
     int k;                     /* list length: min(TSR_PZ_K, candidates) */
     tsr__pz_cand *list;        /* m x 4 x k: nearest oriented tiles on each side, ascending */
+    float *lift;               /* m x 4: -(best D of the side) where negative, else 0 */
 } tsr__pz;
 
 /* The piece of an oriented tile. */
@@ -120,9 +125,38 @@ static inline TSR_PZ_HD double tsr__pz_cost(const int *o, int rows, int cols, in
     return c;
 }
 
-/* Greedy best-buddy placement with segment repair. out arrays have rows*cols entries. */
-tsr_status tsr__pz_place(const tsr__pz *pz, int repair, int *piece, unsigned char *rot, double *cost,
+/* The k nearest partners of oriented tile o on side d, ascending. */
+static inline const tsr__pz_cand *tsr__pz_list(const tsr__pz *pz, int o, int d)
+{
+    return pz->list + ((size_t)o * 4 + d) * pz->k;
+}
+/* D(o1, d, o2) lifted by the larger lift of the two sides, so never negative (the confidences
+ * and the objective divide by second-best values): from o1's list when present, else computed. */
+float tsr__pz_lookup(const tsr__pz *pz, int o1, int d, int o2);
+/* Second-best D on side d of o lifted by the side's lift (the normaliser of confidences), never
+ * below a tiny positive. */
+float tsr__pz_second(const tsr__pz *pz, int o, int d);
+
+/* Greedy best-buddy placement; with 'repair', from several seeds (on up to 'threads' threads),
+ * each repaired and refined, the lowest objective kept. out arrays have rows*cols entries. */
+tsr_status tsr__pz_place(const tsr__pz *pz, int repair, int threads, int *piece, unsigned char *rot, double *cost,
                          void (*progress)(void *, const char *, double), void *pctx);
+/* The refinement's objective: the sum over adjacent sides of D normalised by the geometric mean
+ * of the two sides' second-best D, each term capped (src/cpu/puzzle_refine.c). A cache holds the
+ * normalisers and computed terms; one per thread. */
+typedef struct tsr__pz_cache tsr__pz_cache;
+tsr__pz_cache *tsr__pz_cache_new(const tsr__pz *pz);   /* NULL when out of memory */
+void tsr__pz_cache_free(tsr__pz_cache *c);
+double tsr__pz_objective(const tsr__pz *pz, tsr__pz_cache *c, const int *piece, const unsigned char *rot);
+/* Cells of a full placement all of whose sides inside the grid have objective terms below thr:
+ * fills grid coordinates gy/gx and oriented tiles go, returns their count. */
+int tsr__pz_confident(const tsr__pz *pz, tsr__pz_cache *c, const int *piece, const unsigned char *rot, float thr,
+                      int *gy, int *gx, int *go);
+/* Local search on a full placement (piece/rot updated in place) with moves that lower the
+ * objective. With prev_piece (and prev_rot), a placement it already searched, only cells that
+ * differ from it and their neighbours are visited first. */
+tsr_status tsr__pz_refine(const tsr__pz *pz, tsr__pz_cache *c, int *piece, unsigned char *rot, const int *prev_piece,
+                          const unsigned char *prev_rot);
 /* Total dissimilarity of a placement (each adjacent pair once). */
 double tsr__pz_total(const tsr__pz *pz, const int *piece, const unsigned char *rot);
 

@@ -6,6 +6,7 @@
 #include "puzzle_core.h"
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 typedef struct {
@@ -16,6 +17,7 @@ typedef struct {
 typedef struct {
     const tsr__pz *pz;
     int R, C, BW, BH, n;
+    int fixed;   /* the frame is the grid itself: initial cells are at grid coordinates */
     int *board, *ver, *unused, *unused_at;
     unsigned char *used;
     int nunused, placed, miny, maxy, minx, maxx;
@@ -68,29 +70,22 @@ static tsr__pz_hent tsr__pz_pop(tsr__pz_state *s)
     return top;
 }
 
-/* The k nearest partners of oriented tile o on side d, ascending. */
-static const tsr__pz_cand *tsr__pz_list(const tsr__pz *pz, int o, int d)
-{
-    return pz->list + ((size_t)o * 4 + d) * pz->k;
-}
-
-/* D(o1, d, o2) from o1's list when present, else computed. */
-static float tsr__pz_lookup(const tsr__pz *pz, int o1, int d, int o2)
+/* Contract: see puzzle_core.h. */
+float tsr__pz_lookup(const tsr__pz *pz, int o1, int d, int o2)
 {
     const tsr__pz_cand *l = tsr__pz_list(pz, o1, d);
-    for (int t = 0; t < pz->k; t++)
-        if (l[t].o == o2) return l[t].d > 0 ? l[t].d : 0;
-    {
-        float v = tsr__pz_dis(pz, o1, d, o2);
-        return v > 0 ? v : 0;
-    }
+    float a = pz->lift ? pz->lift[o1 * 4 + d] : 0, b = pz->lift ? pz->lift[o2 * 4 + ((d + 2) & 3)] : 0, v;
+    int t = 0;
+    while (t < pz->k && l[t].o != o2) t++;
+    v = (t < pz->k ? l[t].d : tsr__pz_dis(pz, o1, d, o2)) + (a > b ? a : b);
+    return v > 0 ? v : 0;
 }
 
-/* Second-best dissimilarity on side d of o (the normaliser), never below a tiny positive. */
-static float tsr__pz_second(const tsr__pz *pz, int o, int d)
+/* Contract: see puzzle_core.h. */
+float tsr__pz_second(const tsr__pz *pz, int o, int d)
 {
     const tsr__pz_cand *l = tsr__pz_list(pz, o, d);
-    float v = pz->k >= 2 ? l[1].d : pz->k == 1 ? l[0].d : 1.0f;
+    float v = (pz->k >= 2 ? l[1].d : pz->k == 1 ? l[0].d : 1.0f) + (pz->lift ? pz->lift[o * 4 + d] : 0);
     return v > 1e-3f ? v : 1e-3f;
 }
 
@@ -105,6 +100,7 @@ static int tsr__pz_valid(const tsr__pz_state *s, int cell)
 {
     int y = cell / s->BW, x = cell % s->BW;
     if (s->board[cell] >= 0) return 0;
+    if (s->fixed) return y > s->R && y <= 2 * s->R && x > s->C && x <= 2 * s->C;
     if (!s->placed) return 1;
     return (y > s->maxy ? y : s->maxy) - (y < s->miny ? y : s->miny) < s->R &&
            (x > s->maxx ? x : s->maxx) - (x < s->minx ? x : s->minx) < s->C;
@@ -208,7 +204,7 @@ static int tsr__pz_touch(tsr__pz_state *s, int cell)
 
 /* Grow a placement from 'ninit' fixed cells (grid coordinates gy/gx, tiles go) into piece/rot.
  * Returns TSR_OK or TSR_E_NOMEM. */
-static tsr_status tsr__pz_grow(const tsr__pz *pz, const int *gy, const int *gx, const int *go, int ninit,
+static tsr_status tsr__pz_grow(const tsr__pz *pz, const int *gy, const int *gx, const int *go, int ninit, int fixed,
                                int *piece, unsigned char *rot, void (*progress)(void *, const char *, double),
                                void *pctx)
 {
@@ -218,6 +214,7 @@ static tsr_status tsr__pz_grow(const tsr__pz *pz, const int *gy, const int *gx, 
     int step = pz->n / 50 > 0 ? pz->n / 50 : 1;
     memset(&s, 0, sizeof s);
     s.pz = pz;
+    s.fixed = fixed;
     s.R = pz->rows;
     s.C = pz->cols;
     s.BH = 3 * pz->rows + 2;
@@ -305,13 +302,18 @@ double tsr__pz_total(const tsr__pz *pz, const int *piece, const unsigned char *r
     return t;
 }
 
-/* Seed: the oriented tile whose best buddies (and theirs) are most numerous, then most confident. */
-static int tsr__pz_seed(const tsr__pz *pz)
+/* Seeds: the 'want' oriented tiles (of distinct pieces) whose best buddies (and theirs) are most
+ * numerous, then most confident, best first. Returns how many were found. */
+static int tsr__pz_seeds(const tsr__pz *pz, int want, int *seeds)
 {
-    int best = 0;
-    double bestv = -1;
+    int got = 0;
     int *bbc = calloc((size_t)pz->m, sizeof(int));
-    if (!bbc) return 0;
+    double *val = malloc(sizeof(double) * pz->m);
+    if (!bbc || !val) {
+        free(bbc), free(val);
+        seeds[0] = 0;
+        return 1;
+    }
     for (int o = 0; o < pz->m; o++)
         for (int d = 0; d < 4; d++)
             if (pz->k && tsr__pz_is_bb(pz, o, d, tsr__pz_list(pz, o, d)[0].o)) bbc[o]++;
@@ -320,15 +322,23 @@ static int tsr__pz_seed(const tsr__pz *pz)
         for (int d = 0; d < 4 && pz->k; d++) {
             int x = tsr__pz_list(pz, o, d)[0].o;
             if (tsr__pz_is_bb(pz, o, d, x))
+                /* the raw best over the lifted second: a best below 0 (likelier together than
+                 * apart) counts for more */
                 v += 2.0 * bbc[x] + (1.0 - tsr__pz_list(pz, o, d)[0].d / tsr__pz_second(pz, o, d));
         }
-        if (v > bestv) {
-            bestv = v;
-            best = o;
-        }
+        val[o] = v;
     }
-    free(bbc);
-    return best;
+    while (got < want) {
+        int best = -1;
+        for (int o = 0; o < pz->m; o++)
+            if (val[o] >= 0 && (best < 0 || val[o] > val[best])) best = o;
+        if (best < 0) break;
+        seeds[got++] = best;
+        for (int o = 0; o < pz->m; o++)
+            if (tsr__pz_piece(pz, o) == tsr__pz_piece(pz, best)) val[o] = -1;
+    }
+    free(bbc), free(val);
+    return got;
 }
 
 /* Largest 4-connected group of cells joined by best-buddy edges; fills gy/gx/go, returns size. */
@@ -377,45 +387,226 @@ static int tsr__pz_segment(const tsr__pz *pz, const int *piece, const unsigned c
     return best;
 }
 
+/* Placements tried for the largest segment inside the grid when reframing, at most, and at most
+ * this many placements x pieces (each costs a partial greedy placement: 10,000 pieces get 1). */
+#define TSR_PZ_FRAMES 32
+#define TSR_PZ_FRAME_WORK 12000
+/* Regrowing keeps the cells whose every side has an objective term below this. */
+#define TSR_PZ_KEEP 1.5f
+#define TSR_PZ_REGROWS 4
+
+/* Scratch of one start (one thread). */
+typedef struct {
+    const tsr__pz *pz;
+    tsr__pz_cache *cache;
+    int *gy, *gx, *go, *p2, *p3;
+    unsigned char *r2, *r3;
+} tsr__pz_work;
+
+static void tsr__pz_work_free(tsr__pz_work *w)
+{
+    tsr__pz_cache_free(w->cache);
+    free(w->gy), free(w->gx), free(w->go), free(w->p2), free(w->p3), free(w->r2), free(w->r3);
+}
+
+/* Allocate a start's scratch; TSR_E_NOMEM (message set) when out of memory. */
+static tsr_status tsr__pz_work_init(tsr__pz_work *w, const tsr__pz *pz)
+{
+    int n = pz->n;
+    memset(w, 0, sizeof *w);
+    w->pz = pz;
+    w->cache = tsr__pz_cache_new(pz);
+    w->gy = malloc(sizeof(int) * n), w->gx = malloc(sizeof(int) * n), w->go = malloc(sizeof(int) * n);
+    w->p2 = malloc(sizeof(int) * n), w->p3 = malloc(sizeof(int) * n);
+    w->r2 = malloc((size_t)n), w->r3 = malloc((size_t)n);
+    if (!w->cache || !w->gy || !w->gx || !w->go || !w->p2 || !w->p3 || !w->r2 || !w->r3) {
+        tsr__pz_work_free(w);
+        return tsr__fail(TSR_E_NOMEM, "puzzle: out of memory for placement");
+    }
+    return TSR_OK;
+}
+
+/* Keep the candidate in w->p2/r2 when its objective is below *score. */
+static void tsr__pz_take(tsr__pz_work *w, int *piece, unsigned char *rot, double *score)
+{
+    double c = tsr__pz_objective(w->pz, w->cache, w->p2, w->r2);
+    if (c < *score) {
+        memcpy(piece, w->p2, sizeof(int) * w->pz->n);
+        memcpy(rot, w->r2, (size_t)w->pz->n);
+        *score = c;
+    }
+}
+
+/* Reframe: the largest best-buddy segment kept at each position the grid leaves it (when there
+ * are few enough) and the rest grown again inside the grid; the lowest objective is
+ * kept. It fixes pictures grown past one side of the frame early, whose far part then had to
+ * fill the other side. */
+static tsr_status tsr__pz_reframe(tsr__pz_work *w, int *piece, unsigned char *rot, double *score)
+{
+    const tsr__pz *pz = w->pz;
+    int seg = tsr__pz_segment(pz, piece, rot, w->gy, w->gx, w->go), y0 = pz->rows, y1 = -1, x0 = pz->cols, x1 = -1;
+    tsr_status s;
+    if (seg < 2 || seg == pz->n) return TSR_OK;
+    for (int i = 0; i < seg; i++) {
+        y0 = w->gy[i] < y0 ? w->gy[i] : y0, y1 = w->gy[i] > y1 ? w->gy[i] : y1;
+        x0 = w->gx[i] < x0 ? w->gx[i] : x0, x1 = w->gx[i] > x1 ? w->gx[i] : x1;
+    }
+    if ((long long)(pz->rows - (y1 - y0)) * (pz->cols - (x1 - x0)) > TSR_PZ_FRAMES ||
+        (long long)(pz->rows - (y1 - y0)) * (pz->cols - (x1 - x0)) * pz->n > TSR_PZ_FRAME_WORK)
+        return TSR_OK;
+    for (int oy = 0; oy + (y1 - y0) < pz->rows; oy++)
+        for (int ox = 0; ox + (x1 - x0) < pz->cols; ox++) {
+            /* shift in place: gy/gx become grid coordinates of this position and back afterwards */
+            for (int i = 0; i < seg; i++) w->gy[i] += oy - y0, w->gx[i] += ox - x0;
+            s = tsr__pz_grow(pz, w->gy, w->gx, w->go, seg, 1, w->p2, w->r2, NULL, NULL);
+            for (int i = 0; i < seg; i++) w->gy[i] -= oy - y0, w->gx[i] -= ox - x0;
+            if (s) return s;
+            tsr__pz_take(w, piece, rot, score);
+        }
+    return TSR_OK;
+}
+
+/* One start: grow from a seed (or its better turn, with 'turn'), then (with repair) regrow from the largest best-buddy segment,
+ * refine, reframe, regrow from the confident cells, refine; piece/rot and its objective. */
+static tsr_status tsr__pz_start(tsr__pz_work *w, int repair, int seed, int turn, int *piece, unsigned char *rot,
+                                double *score, void (*progress)(void *, const char *, double), void *pctx)
+{
+    const tsr__pz *pz = w->pz;
+    int n = pz->n, zero = 0, *sp = w->p3;
+    unsigned char *sr = w->r3;
+    tsr_status s;
+    if ((s = tsr__pz_grow(pz, &zero, &zero, &seed, 1, 0, piece, rot, progress, pctx))) return s;
+    *score = tsr__pz_objective(pz, w->cache, piece, rot);
+    /* Unknown rotation on a non-square grid: the seed's turn decides the layout's orientation;
+     * 'turn' asks to choose it here, by the objective after growing, when the starts do not try
+     * both turns themselves. */
+    if (turn) {
+        int seed2 = tsr__pz_turn(seed, 1);
+        if ((s = tsr__pz_grow(pz, &zero, &zero, &seed2, 1, 0, w->p2, w->r2, progress, pctx))) return s;
+        tsr__pz_take(w, piece, rot, score);
+    }
+    if (!repair) return TSR_OK;
+    /* The largest segment joined by best buddies stays, the rest grows again around it: fixes
+     * pieces placed early in the wrong place and segments shifted against each other. */
+    for (int it = 0; it < 4; it++) {
+        int seg = tsr__pz_segment(pz, piece, rot, w->gy, w->gx, w->go);
+        double before = *score;
+        if (seg < 2 || seg == n) break;
+        if (progress) progress(pctx, "repairing", (double)it / 4);
+        if ((s = tsr__pz_grow(pz, w->gy, w->gx, w->go, seg, 0, w->p2, w->r2, NULL, NULL))) return s;
+        tsr__pz_take(w, piece, rot, score);
+        if (!(*score < before)) break;
+    }
+    if (progress) progress(pctx, "refining", 0);
+    if ((s = tsr__pz_refine(pz, w->cache, piece, rot, NULL, NULL))) return s;
+    *score = tsr__pz_objective(pz, w->cache, piece, rot);
+    /* sp/sr: the last refined state; a later search visits what differs from it first */
+    memcpy(sp, piece, sizeof(int) * n);
+    memcpy(sr, rot, (size_t)n);
+    if ((s = tsr__pz_reframe(w, piece, rot, score))) return s;
+    if (memcmp(sp, piece, sizeof(int) * n) || memcmp(sr, rot, (size_t)n)) {
+        if ((s = tsr__pz_refine(pz, w->cache, piece, rot, sp, sr))) return s;
+        *score = tsr__pz_objective(pz, w->cache, piece, rot);
+        memcpy(sp, piece, sizeof(int) * n);
+        memcpy(sr, rot, (size_t)n);
+    }
+    /* Regrow inside the grid from the cells whose sides all look right (in one piece or not),
+     * while that lowers the objective; then refine what changed. */
+    for (int it = 0; it < TSR_PZ_REGROWS; it++) {
+        int keep = tsr__pz_confident(pz, w->cache, piece, rot, TSR_PZ_KEEP, w->gy, w->gx, w->go);
+        double before = *score;
+        if (keep == n || keep < 2) break;
+        if ((s = tsr__pz_grow(pz, w->gy, w->gx, w->go, keep, 1, w->p2, w->r2, NULL, NULL))) return s;
+        tsr__pz_take(w, piece, rot, score);
+        if (!(*score < before)) break;
+    }
+    if (memcmp(sp, piece, sizeof(int) * n) || memcmp(sr, rot, (size_t)n)) {
+        if ((s = tsr__pz_refine(pz, w->cache, piece, rot, sp, sr))) return s;
+        *score = tsr__pz_objective(pz, w->cache, piece, rot);
+    }
+    return TSR_OK;
+}
+
+struct tsr__pz_starts {
+    const tsr__pz *pz;
+    int repair, turn;
+    const int *seeds;
+    int *piece;               /* per start: n cells */
+    unsigned char *rot;
+    double *score;
+    tsr_status *status;
+    char (*msg)[256];         /* a failed start's message (errors are per thread) */
+    void (*progress)(void *, const char *, double);
+    void *pctx;
+};
+
+/* Starts [b, e), each with its own scratch; results in their slots. */
+static void tsr__pz_start_range(void *ctx, int b, int e)
+{
+    struct tsr__pz_starts *j = ctx;
+    size_t n = (size_t)j->pz->n;
+    for (int i = b; i < e; i++) {
+        tsr__pz_work w;
+        tsr_status s = tsr__pz_work_init(&w, j->pz);
+        if (!s) {
+            s = tsr__pz_start(&w, j->repair, j->seeds[i], j->turn, j->piece + n * i, j->rot + n * i, &j->score[i],
+                              j->progress, j->pctx);
+            tsr__pz_work_free(&w);
+        }
+        j->status[i] = s;
+        if (s) snprintf(j->msg[i], sizeof j->msg[i], "%s", tsr_last_error());
+    }
+}
+
 /* Contract: pz has features and lists; writes a complete placement (permutation) of rows x cols
- * cells and its total cost. */
-tsr_status tsr__pz_place(const tsr__pz *pz, int repair, int *piece, unsigned char *rot, double *cost,
+ * cells and its total cost (tsr__pz_total). Seeds: 4 when the puzzle has up to 1000 oriented
+ * tiles, fewer up to 4000, then 1 (a start costs about as much as one greedy placement); on
+ * several threads they run side by side. Without repair: the greedy placement from the best
+ * seed. The result does not depend on the thread count. */
+tsr_status tsr__pz_place(const tsr__pz *pz, int repair, int threads, int *piece, unsigned char *rot, double *cost,
                          void (*progress)(void *, const char *, double), void *pctx)
 {
-    int n = pz->n, seed = tsr__pz_seed(pz), zero = 0;
-    int *gy = malloc(sizeof(int) * n), *gx = malloc(sizeof(int) * n), *go = malloc(sizeof(int) * n);
-    int *p2 = malloc(sizeof(int) * n);
-    unsigned char *r2 = malloc((size_t)n);
+    int n = pz->n, seeds[8], want = !repair ? 1 : pz->m <= 1000 ? 4 : pz->m <= 4000 ? 2 : 1, ns, best = 0;
+    /* rotation on a non-square grid: several starts try each seed in both layouts (the choice
+     * right after growing was wrong on the bilinear cameraman, a 90-degree picture that cannot
+     * fit); a single start chooses after growing */
+    int turns = pz->rotate && pz->rows != pz->cols && want > 1 ? 2 : 1;
+    struct tsr__pz_starts j;
     tsr_status s = TSR_OK;
-    if (!gy || !gx || !go || !p2 || !r2) {
+    ns = tsr__pz_seeds(pz, want, seeds);
+    for (int i = ns - 1; i >= 0 && turns == 2; i--) {
+        seeds[2 * i] = seeds[i];
+        seeds[2 * i + 1] = tsr__pz_turn(seeds[i], 1);
+    }
+    ns *= turns;
+    memset(&j, 0, sizeof j);
+    j.pz = pz, j.repair = repair, j.seeds = seeds;
+    j.turn = pz->rotate && pz->rows != pz->cols && turns == 1;
+    j.piece = malloc(sizeof(int) * n * ns);
+    j.rot = malloc((size_t)n * ns);
+    j.score = malloc(sizeof(double) * ns);
+    j.status = malloc(sizeof(tsr_status) * ns);
+    j.msg = malloc(sizeof *j.msg * ns);
+    if (!j.piece || !j.rot || !j.score || !j.status || !j.msg) {
         s = tsr__fail(TSR_E_NOMEM, "puzzle: out of memory for placement");
         goto done;
     }
-    if ((s = tsr__pz_grow(pz, &zero, &zero, &seed, 1, piece, rot, progress, pctx))) goto done;
-    *cost = tsr__pz_total(pz, piece, rot);
-    /* Unknown rotation on a non-square grid: the seed's turn decides the layout's orientation. */
-    if (pz->rotate && pz->rows != pz->cols) {
-        int seed2 = tsr__pz_turn(seed, 1);
-        if ((s = tsr__pz_grow(pz, &zero, &zero, &seed2, 1, p2, r2, progress, pctx))) goto done;
-        if (tsr__pz_total(pz, p2, r2) < *cost) {
-            memcpy(piece, p2, sizeof(int) * n);
-            memcpy(rot, r2, (size_t)n);
-            *cost = tsr__pz_total(pz, piece, rot);
+    if (ns == 1) {   /* progress only from the calling thread */
+        j.progress = progress;
+        j.pctx = pctx;
+    }
+    tsr__parallel_for(ns, 1, threads, tsr__pz_start_range, &j);
+    for (int i = 0; i < ns; i++) {
+        if (j.status[i]) {
+            s = tsr__fail(j.status[i], "%s", j.msg[i]);
+            goto done;
         }
+        if (j.score[i] < j.score[best]) best = i;   /* ties: the better seed */
     }
-    for (int it = 0; repair && it < 4; it++) {
-        int seg = tsr__pz_segment(pz, piece, rot, gy, gx, go);
-        double c2;
-        if (seg < 2 || seg == n) break;
-        if (progress) progress(pctx, "repairing", (double)it / 4);
-        if ((s = tsr__pz_grow(pz, gy, gx, go, seg, p2, r2, NULL, NULL))) goto done;
-        c2 = tsr__pz_total(pz, p2, r2);
-        if (!(c2 < *cost)) break;
-        memcpy(piece, p2, sizeof(int) * n);
-        memcpy(rot, r2, (size_t)n);
-        *cost = c2;
-    }
+    memcpy(piece, j.piece + (size_t)n * best, sizeof(int) * n);
+    memcpy(rot, j.rot + (size_t)n * best, (size_t)n);
+    *cost = tsr__pz_total(pz, piece, rot);
 done:
-    free(gy), free(gx), free(go), free(p2), free(r2);
+    free(j.piece), free(j.rot), free(j.score), free(j.status), free(j.msg);
     return s;
 }

@@ -1,0 +1,434 @@
+/* Refinement of a full placement: the objective (normalised, capped dissimilarities of adjacent
+ * sides), and a local search that lowers it with four kinds of move: swap two pieces or two
+ * blocks of up to 2 x 2, turn a piece (rotation puzzles), and shift a segment of confidently
+ * joined pieces, the pieces in its way sliding round it into the cells it leaves. */
+#include "puzzle_core.h"
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One hopeless side (a flat edge next to texture) counts at most this many "second-best" units:
+ * the raw sum of D let a few such sides outweigh hundreds of good ones. */
+#define TSR_PZ_CAP 3.0f
+/* Largest block side of the block swaps: larger blocks cost more and gained nothing on the
+ * benchmark photos. */
+#define TSR_PZ_BLOCK 2
+/* Partners tried per cell and side in the swaps: on the benchmark photos the first 2 or 4 did
+ * as well as all 16 listed, at a fraction of the time. */
+#define TSR_PZ_TRY 4
+#define TSR_PZ_SWEEPS 20
+/* Segments for shifting are joined by edges below this objective (D under the geometric mean of
+ * the two sides' second-best values). */
+#define TSR_PZ_SEG_EDGE 1.0f
+
+typedef struct {
+    uint64_t key;   /* pair key + 1; 0: empty */
+    float val;
+} tsr__pz_slot;
+
+struct tsr__pz_cache {
+    const tsr__pz *pz;
+    float *nrm;           /* per oriented tile and side: sqrt of its second-best D */
+    float *dense;         /* small puzzles: every pair's term, NaN until computed */
+    tsr__pz_slot *slot;   /* larger ones: direct-mapped cache */
+    size_t mask;
+};
+
+/* Contract: see puzzle_core.h. */
+tsr__pz_cache *tsr__pz_cache_new(const tsr__pz *pz)
+{
+    tsr__pz_cache *c = calloc(1, sizeof *c);
+    size_t want = 1024;
+    if (!c) return NULL;
+    c->pz = pz;
+    c->nrm = malloc(sizeof(float) * pz->m * 4);
+    if (!c->nrm) {
+        free(c);
+        return NULL;
+    }
+    for (int o = 0; o < pz->m; o++)
+        for (int d = 0; d < 4; d++) c->nrm[o * 4 + d] = sqrtf(tsr__pz_second(pz, o, d));
+    /* Every pair of a puzzle of up to 1024 oriented tiles in a table (at most 8 MB), else a cache
+     * of 256K entries (4 MB: larger ones, which each start clears, were slower); without either
+     * the search is only slower. */
+    if ((size_t)pz->m * pz->m * 2 <= ((size_t)1 << 21)) {
+        size_t cnt = (size_t)pz->m * pz->m * 2;
+        c->dense = malloc(cnt * sizeof(float));
+        if (c->dense)
+            for (size_t i = 0; i < cnt; i++) c->dense[i] = NAN;
+    } else {
+        while (want < (size_t)pz->m * pz->m * 2 && want < ((size_t)1 << 18)) want *= 2;
+        c->slot = calloc(want, sizeof(tsr__pz_slot));
+        c->mask = want - 1;
+    }
+    return c;
+}
+
+/* Contract: see puzzle_core.h. */
+void tsr__pz_cache_free(tsr__pz_cache *c)
+{
+    if (!c) return;
+    free(c->nrm), free(c->dense), free(c->slot), free(c);
+}
+
+/* Objective of o2 on side d of o1: D over the geometric mean of the two sides' second-best D,
+ * capped. The search asks for the same pairs again and again, most outside the neighbour lists
+ * (a dot product each), so values are cached; a cached value is the value computed. */
+static float tsr__pz_edge(tsr__pz_cache *c, int o1, int d, int o2)
+{
+    uint64_t key;
+    size_t at = 0;
+    float v;
+    if (d == 0 || d == 3) {   /* one key per pair: o2 right of, or below, o1 */
+        int t = o1;
+        o1 = o2, o2 = t, d = (d + 2) & 3;
+    }
+    key = ((uint64_t)o1 * 2 + (d == 2)) * (uint64_t)c->pz->m + (uint64_t)o2;
+    if (c->dense) {
+        if (c->dense[key] == c->dense[key]) return c->dense[key];   /* not NaN: known */
+    } else if (c->slot) {
+        at = (size_t)(((key + 1) * 0x9E3779B97F4A7C15ull) >> 20) & c->mask;
+        if (c->slot[at].key == key + 1) return c->slot[at].val;
+    }
+    v = tsr__pz_lookup(c->pz, o1, d, o2) / (c->nrm[o1 * 4 + d] * c->nrm[o2 * 4 + ((d + 2) & 3)]);
+    if (!(v < TSR_PZ_CAP)) v = TSR_PZ_CAP;
+    if (c->dense) {
+        c->dense[key] = v;
+    } else if (c->slot) {
+        c->slot[at].key = key + 1;
+        c->slot[at].val = v;
+    }
+    return v;
+}
+
+/* Oriented tile of cell i of a placement. */
+static inline int tsr__pz_cell(const tsr__pz *pz, const int *piece, const unsigned char *rot, int i)
+{
+    return pz->rotate ? piece[i] * 4 + rot[i] : piece[i];
+}
+
+/* Contract: see puzzle_core.h. */
+double tsr__pz_objective(const tsr__pz *pz, tsr__pz_cache *c, const int *piece, const unsigned char *rot)
+{
+    double t = 0;
+    for (int y = 0; y < pz->rows; y++)
+        for (int x = 0; x < pz->cols; x++) {
+            int i = y * pz->cols + x, o = tsr__pz_cell(pz, piece, rot, i);
+            if (x + 1 < pz->cols) t += tsr__pz_edge(c, o, 1, tsr__pz_cell(pz, piece, rot, i + 1));
+            if (y + 1 < pz->rows) t += tsr__pz_edge(c, o, 2, tsr__pz_cell(pz, piece, rot, i + pz->cols));
+        }
+    return t;
+}
+
+/* Contract: see puzzle_core.h. */
+int tsr__pz_confident(const tsr__pz *pz, tsr__pz_cache *c, const int *piece, const unsigned char *rot, float thr,
+                      int *gy, int *gx, int *go)
+{
+    int k = 0;
+    for (int y = 0; y < pz->rows; y++)
+        for (int x = 0; x < pz->cols; x++) {
+            int i = y * pz->cols + x, o = tsr__pz_cell(pz, piece, rot, i), ok = 1;
+            for (int d = 0; d < 4 && ok; d++) {
+                int ny = y + tsr__pz_dy[d], nx = x + tsr__pz_dx[d];
+                if (ny < 0 || ny >= pz->rows || nx < 0 || nx >= pz->cols) continue;
+                ok = tsr__pz_edge(c, o, d, tsr__pz_cell(pz, piece, rot, ny * pz->cols + nx)) < thr;
+            }
+            if (ok) {
+                gy[k] = y, gx[k] = x, go[k++] = o;
+            }
+        }
+    return k;
+}
+
+typedef struct {
+    const tsr__pz *pz;
+    tsr__pz_cache *cache;
+    int R, C, n;
+    int *o, *pos;             /* oriented tile per cell, cell per piece */
+    int *nov, *stamp, cur;    /* a proposal: cell -> new tile where stamp[cell] == cur */
+    int *chg, nchg;           /* cells the proposal changes */
+    unsigned char *dirty;     /* cells changed (or next to a change) since their last visit */
+    int *seg, *segcells, *segstart, nseg;   /* segments: id per cell, cells by segment */
+    int *queue;               /* scratch: search queue, offsets tried */
+} tsr__pz_ls;
+
+/* Tile in a cell under the proposal. */
+static inline int tsr__pz_ls_at(const tsr__pz_ls *b, int c) { return b->stamp[c] == b->cur ? b->nov[c] : b->o[c]; }
+
+/* Add "cell c gets tile o" to the proposal. */
+static void tsr__pz_ls_put(tsr__pz_ls *b, int c, int o)
+{
+    if (b->stamp[c] != b->cur) {
+        b->stamp[c] = b->cur;
+        b->chg[b->nchg++] = c;
+    }
+    b->nov[c] = o;
+}
+
+/* Sum of the objective over the edges that touch changed cells, as they are (after = 0) or
+ * under the proposal; stops early once it exceeds 'limit'. */
+static double tsr__pz_ls_sum(const tsr__pz_ls *b, int after, double limit)
+{
+    double s = 0;
+    for (int i = 0; i < b->nchg; i++) {
+        int c = b->chg[i], y = c / b->C, x = c % b->C;
+        for (int d = 0; d < 4; d++) {
+            int ny = y + tsr__pz_dy[d], nx = x + tsr__pz_dx[d], c2;
+            if (ny < 0 || ny >= b->R || nx < 0 || nx >= b->C) continue;
+            c2 = ny * b->C + nx;
+            if (b->stamp[c2] == b->cur && c2 < c) continue;   /* counted from the other cell */
+            s += after ? tsr__pz_edge(b->cache, tsr__pz_ls_at(b, c), d, tsr__pz_ls_at(b, c2))
+                       : tsr__pz_edge(b->cache, b->o[c], d, b->o[c2]);
+        }
+        if (s > limit) return s;
+    }
+    return s;
+}
+
+/* Apply the proposal when it lowers the objective (by more than rounding); always closes it.
+ * Returns 1 when applied. */
+static int tsr__pz_ls_commit(tsr__pz_ls *b)
+{
+    double before = tsr__pz_ls_sum(b, 0, INFINITY), lim = before - 1e-5 * (1 + before);
+    int ok = b->nchg > 0 && tsr__pz_ls_sum(b, 1, lim) < lim;
+    if (ok)
+        for (int i = 0; i < b->nchg; i++) {
+            int c = b->chg[i], y = c / b->C, x = c % b->C;
+            b->o[c] = b->nov[c];
+            b->pos[tsr__pz_piece(b->pz, b->o[c])] = c;
+            b->dirty[c] = 1;
+            for (int d = 0; d < 4; d++) {
+                int ny = y + tsr__pz_dy[d], nx = x + tsr__pz_dx[d];
+                if (ny >= 0 && ny < b->R && nx >= 0 && nx < b->C) b->dirty[ny * b->C + nx] = 1;
+            }
+        }
+    b->cur++;
+    b->nchg = 0;
+    return ok;
+}
+
+/* Propose swapping the h x w blocks at (ay, ax) and (by, bx); 0 (nothing proposed) when one is
+ * out of the grid or they overlap. */
+static int tsr__pz_ls_block(tsr__pz_ls *b, int ay, int ax, int by, int bx, int h, int w)
+{
+    if (ay < 0 || ax < 0 || by < 0 || bx < 0 || ay + h > b->R || by + h > b->R || ax + w > b->C || bx + w > b->C)
+        return 0;
+    if (ay < by + h && by < ay + h && ax < bx + w && bx < ax + w) return 0;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            int ca = (ay + y) * b->C + ax + x, cb = (by + y) * b->C + bx + x;
+            tsr__pz_ls_put(b, ca, b->o[cb]);
+            tsr__pz_ls_put(b, cb, b->o[ca]);
+        }
+    return 1;
+}
+
+/* Propose shifting segment s by (dy, dx): its pieces move rigidly; each piece in the way slides
+ * against the shift to the far end of the segment's run it stands in, into a cell the segment
+ * leaves (along each line of the shift a run has one such cell at each end). 0 (nothing
+ * proposed) when the segment would leave the grid. */
+static int tsr__pz_ls_shift(tsr__pz_ls *b, int s, int dy, int dx)
+{
+    const int *cells = b->segcells + b->segstart[s];
+    int cnt = b->segstart[s + 1] - b->segstart[s];
+    for (int i = 0; i < cnt; i++) {
+        int y = cells[i] / b->C + dy, x = cells[i] % b->C + dx;
+        if (y < 0 || y >= b->R || x < 0 || x >= b->C) return 0;
+    }
+    for (int i = 0; i < cnt; i++) {
+        int c = cells[i], t = c + dy * b->C + dx;
+        tsr__pz_ls_put(b, t, b->o[c]);
+        if (b->seg[t] != s) {
+            int y = c / b->C, x = c % b->C;
+            for (;;) {
+                int py = y - dy, px = x - dx;
+                if (py < 0 || py >= b->R || px < 0 || px >= b->C || b->seg[py * b->C + px] != s) break;
+                y = py, x = px;
+            }
+            tsr__pz_ls_put(b, y * b->C + x, b->o[t]);
+        }
+    }
+    return 1;
+}
+
+/* Segments: 4-connected groups of cells joined by edges below TSR_PZ_SEG_EDGE. */
+static void tsr__pz_ls_segments(tsr__pz_ls *b)
+{
+    int k = 0, *queue = b->queue;
+    for (int c = 0; c < b->n; c++) b->seg[c] = -1;
+    b->nseg = 0;
+    for (int c0 = 0; c0 < b->n; c0++) {
+        int h = 0, t = 0;
+        if (b->seg[c0] >= 0) continue;
+        b->seg[c0] = b->nseg;
+        queue[t++] = c0;
+        while (h < t) {
+            int c = queue[h++], y = c / b->C, x = c % b->C;
+            for (int d = 0; d < 4; d++) {
+                int ny = y + tsr__pz_dy[d], nx = x + tsr__pz_dx[d], c2;
+                if (ny < 0 || ny >= b->R || nx < 0 || nx >= b->C) continue;
+                c2 = ny * b->C + nx;
+                if (b->seg[c2] < 0 && tsr__pz_edge(b->cache, b->o[c], d, b->o[c2]) < TSR_PZ_SEG_EDGE) {
+                    b->seg[c2] = b->nseg;
+                    queue[t++] = c2;
+                }
+            }
+        }
+        b->segstart[b->nseg] = k;
+        memcpy(b->segcells + k, queue, sizeof(int) * t);
+        k += t;
+        b->nseg++;
+    }
+    b->segstart[b->nseg] = k;
+}
+
+/* One pass of swaps over the dirty cells: for each cell and neighbour, the neighbour's first
+ * TSR_PZ_TRY listed partners on that side that beat the present tile are tried in the cell (turned as listed),
+ * as one piece or bringing a block of up to TSR_PZ_BLOCK x TSR_PZ_BLOCK along. */
+static int tsr__pz_ls_swaps(tsr__pz_ls *b)
+{
+    const tsr__pz *pz = b->pz;
+    int moved = 0;
+    for (int c = 0; c < b->n; c++) {
+        if (!b->dirty[c]) continue;
+        b->dirty[c] = 0;   /* a move below marks it again */
+        for (int d = 0; d < 4; d++) {
+            int y = c / b->C, x = c % b->C, ny = y + tsr__pz_dy[d], nx = x + tsr__pz_dx[d], nb;
+            const tsr__pz_cand *l;
+            float here;
+            if (ny < 0 || ny >= b->R || nx < 0 || nx >= b->C) continue;
+            nb = b->o[ny * b->C + nx];
+            l = tsr__pz_list(pz, nb, (d + 2) & 3);
+            here = tsr__pz_lookup(pz, nb, (d + 2) & 3, b->o[c]);
+            for (int t = 0; t < pz->k && t < TSR_PZ_TRY; t++) {
+                int j, jy, jx, done = 0;
+                /* the list is ascending; its raw values against the present lifted one let a few
+                 * more partners through than lifted ones would, and the objective judges */
+                if (l[t].o < 0 || !(l[t].d < here)) break;
+                j = b->pos[tsr__pz_piece(pz, l[t].o)];
+                if (j == c) {   /* the partner is here, turned otherwise */
+                    tsr__pz_ls_put(b, c, l[t].o);
+                    moved += tsr__pz_ls_commit(b);
+                    break;
+                }
+                if (b->o[j] != l[t].o) {   /* rotation: bring it turned; the displaced piece tries each turn */
+                    for (int r = 0; r < 4 && !done; r++) {
+                        tsr__pz_ls_put(b, c, l[t].o);
+                        tsr__pz_ls_put(b, j, tsr__pz_turn(b->o[c], r));
+                        done = tsr__pz_ls_commit(b);
+                    }
+                } else {
+                    jy = j / b->C, jx = j % b->C;
+                    for (int h = 1; h <= TSR_PZ_BLOCK && !done; h++)
+                        for (int w = 1; w <= TSR_PZ_BLOCK && !done; w++) {
+                            /* c lies on the block's side that faces the neighbour */
+                            int oy0 = d == 2 ? h - 1 : 0, oy1 = d == 0 ? 0 : h - 1;
+                            int ox0 = d == 1 ? w - 1 : 0, ox1 = d == 3 ? 0 : w - 1;
+                            for (int oy = oy0; oy <= oy1 && !done; oy++)
+                                for (int ox = ox0; ox <= ox1 && !done; ox++)
+                                    if (tsr__pz_ls_block(b, y - oy, x - ox, jy - oy, jx - ox, h, w))
+                                        done = tsr__pz_ls_commit(b);
+                        }
+                }
+                if (done) {
+                    moved++;
+                    break;
+                }
+            }
+        }
+    }
+    return moved;
+}
+
+/* One pass of segment shifts: each segment of up to half the pieces is tried at the offsets
+ * that put one of its border sides against that side's best or second-best partner. */
+static int tsr__pz_ls_shifts(tsr__pz_ls *b)
+{
+    const tsr__pz *pz = b->pz;
+    int moved = 0, *tried = b->queue;
+    tsr__pz_ls_segments(b);
+    for (int s = 0; s < b->nseg; s++) {
+        int cnt = b->segstart[s + 1] - b->segstart[s], ntried = 0, done = 0;
+        if (cnt > b->n / 2) continue;   /* moving the rest instead is the same move */
+        for (int i = 0; i < cnt && !done; i++) {
+            int c = b->segcells[b->segstart[s] + i], y = c / b->C, x = c % b->C;
+            for (int d = 0; d < 4 && !done; d++) {
+                int ny = y + tsr__pz_dy[d], nx = x + tsr__pz_dx[d];
+                const tsr__pz_cand *l = tsr__pz_list(pz, b->o[c], d);
+                if (ny >= 0 && ny < b->R && nx >= 0 && nx < b->C && b->seg[ny * b->C + nx] == s) continue;
+                for (int t = 0; t < 2 && t < pz->k && !done; t++) {
+                    int q, dy, dx, dup = 0;
+                    if (l[t].o < 0) continue;
+                    q = b->pos[tsr__pz_piece(pz, l[t].o)];
+                    if (b->seg[q] == s || b->o[q] != l[t].o) continue;
+                    dy = q / b->C - tsr__pz_dy[d] - y;
+                    dx = q % b->C - tsr__pz_dx[d] - x;
+                    for (int u = 0; u < ntried && !dup; u++) dup = tried[2 * u] == dy && tried[2 * u + 1] == dx;
+                    if (dup) continue;
+                    if (ntried < b->n) {
+                        tried[2 * ntried] = dy;
+                        tried[2 * ntried + 1] = dx;
+                        ntried++;
+                    }
+                    tsr__pz_ls_shift(b, s, dy, dx);
+                    done = tsr__pz_ls_commit(b);
+                }
+            }
+        }
+        if (done) {
+            moved++;
+            tsr__pz_ls_segments(b);   /* the offsets list in 'queue' is no longer needed */
+        }
+    }
+    return moved;
+}
+
+/* Contract: see puzzle_core.h. */
+tsr_status tsr__pz_refine(const tsr__pz *pz, tsr__pz_cache *cache, int *piece, unsigned char *rot,
+                          const int *prev_piece, const unsigned char *prev_rot)
+{
+    tsr__pz_ls b;
+    int n = pz->n, ok;
+    memset(&b, 0, sizeof b);
+    b.pz = pz, b.cache = cache, b.R = pz->rows, b.C = pz->cols, b.n = n;
+    b.o = malloc(sizeof(int) * n);
+    b.pos = malloc(sizeof(int) * n);
+    b.nov = malloc(sizeof(int) * n);
+    b.stamp = calloc((size_t)n, sizeof(int));
+    b.dirty = calloc((size_t)n, 1);
+    b.chg = malloc(sizeof(int) * n * 2);
+    b.seg = malloc(sizeof(int) * n);
+    b.segcells = malloc(sizeof(int) * n);
+    b.segstart = malloc(sizeof(int) * (n + 1));
+    b.queue = malloc(sizeof(int) * n * 2);
+    ok = b.o && b.pos && b.nov && b.stamp && b.dirty && b.chg && b.seg && b.segcells && b.segstart && b.queue;
+    if (ok) {
+        b.cur = 1;
+        for (int i = 0; i < n; i++) {
+            b.o[i] = tsr__pz_cell(pz, piece, rot, i);
+            b.pos[piece[i]] = i;
+            /* only what changed since the last search (and its neighbours) needs a first visit */
+            if (!prev_piece || prev_piece[i] != piece[i] || (pz->rotate && prev_rot[i] != rot[i])) {
+                int y = i / b.C, x = i % b.C;
+                b.dirty[i] = 1;
+                for (int d = 0; d < 4; d++) {
+                    int ny = y + tsr__pz_dy[d], nx = x + tsr__pz_dx[d];
+                    if (ny >= 0 && ny < b.R && nx >= 0 && nx < b.C) b.dirty[ny * b.C + nx] = 1;
+                }
+            }
+        }
+        for (int sw = 0; sw < TSR_PZ_SWEEPS; sw++) {
+            int moved = tsr__pz_ls_swaps(&b);
+            moved += tsr__pz_ls_shifts(&b);
+            if (!moved) break;
+        }
+        for (int i = 0; i < n; i++) {
+            piece[i] = tsr__pz_piece(pz, b.o[i]);
+            rot[i] = (unsigned char)(pz->rotate ? b.o[i] & 3 : 0);
+        }
+    }
+    free(b.o), free(b.pos), free(b.nov), free(b.stamp), free(b.dirty), free(b.chg), free(b.seg), free(b.segcells);
+    free(b.segstart), free(b.queue);
+    return ok ? TSR_OK : tsr__fail(TSR_E_NOMEM, "puzzle: out of memory for the local search");
+}

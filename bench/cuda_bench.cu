@@ -6,9 +6,9 @@
  * keeps the GPU busy while the host enqueues the variant, so host overhead is not counted.
  * Median of >= 20 runs after 3 warm-up runs. Bytes = bytes read + bytes written (one pass).
  *
- * Usage: tessera-bench-cuda [--quick] [--strips | --warp]
+ * Usage: tessera-bench-cuda [--quick] [--strips | --warp | --reg]
  *   --strips: box/fast strip-height and column-sums band sweeps; --warp: box/warp and
- *   threshold/warp strip height x register cap x load depth sweep */
+ *   threshold/warp strip height x slide-path sweep; --reg: box/reg and threshold/reg strip heights */
 #include "../src/core/internal.h"
 #include "../src/core/ops.h"
 #include <cuda_runtime.h>
@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <algorithm>
+#include <initializer_list>
 #include <vector>
 #ifdef TSR_HAVE_NPP
 #include <npp.h>
@@ -328,6 +329,54 @@ static int too_slow(const char *op, const tsr_variant *v, const bench_case &c)
     return 0;
 }
 
+/* The strip-height sweep of a box/threshold variant (env_strip), crossed with a 0/1 switch
+ * (env_switch, NULL for none); 10 runs each, outputs compared with the default configuration's. */
+static void sweep_strips(const char *variant, const char *env_strip, const char *env_switch,
+                         std::initializer_list<int> radii, std::initializer_list<int> heights, const tsr_image *g)
+{
+    int saved_runs = g_runs;
+    g_runs = 10;
+    for (const char *opname : {"box", "threshold"}) {
+        const tsr_op *wop = tsr_op_find(opname);
+        const tsr_variant *var = NULL;
+        for (int vi = 0; wop->variants[vi]; vi++)
+            if (wop->variants[vi]->backend == TSR_BACKEND_CUDA && !strcmp(wop->variants[vi]->name, variant))
+                var = wop->variants[vi];
+        if (!var) continue;
+        printf("\n-- %s/%s sweep (10 runs each): strip height (%s)%s%s\n", opname, variant, env_strip,
+               env_switch ? " x " : "", env_switch ? env_switch : "");
+        for (int r : radii) {
+            bench_case c;
+            tsr_image ref = {0};
+            memset(&c, 0, sizeof c);
+            if (!strcmp(opname, "box")) c.p.box = {r, -1, -1, TSR_BORDER_REFLECT101, 0};
+            else c.p.thr = {2 * r + 1, 5.0, 0, 0, 255};
+            if (var->supports && !var->supports(g, &c.p)) continue;
+            double def_us = time_variant(wop, var, g, &c.p, &ref);
+            char lab0[64];
+            snprintf(lab0, sizeof lab0, "r=%d default", r);
+            print_row(opname, variant, lab0, def_us, 2.0 * g->width * g->height, NULL, -1);
+            for (int sw = env_switch ? 1 : 0; sw >= 0; sw--)
+                for (int sh : heights) {
+                    char val[16], lab[64];
+                    tsr_image out = {0};
+                    snprintf(val, sizeof val, "%d", sh);
+                    setenv(env_strip, val, 1);
+                    if (env_switch) setenv(env_switch, sw ? "1" : "0", 1);
+                    double us = time_variant(wop, var, g, &c.p, &out);
+                    snprintf(lab, sizeof lab, "r=%d sh=%d%s%s%s", r, sh, env_switch ? " switch=" : "",
+                             env_switch ? (sw ? "1" : "0") : "", out.data && ref.data && same_image(&out, &ref) ? "" : " DIFF");
+                    print_row(opname, variant, lab, us, 2.0 * g->width * g->height, NULL, -1);
+                    tsr_image_free(&out);
+                }
+            unsetenv(env_strip);
+            if (env_switch) unsetenv(env_switch);
+            tsr_image_free(&ref);
+        }
+    }
+    g_runs = saved_runs;
+}
+
 int main(int argc, char **argv)
 {
     int quick = 0, strips = 0;
@@ -335,6 +384,7 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--quick")) quick = 1;
         if (!strcmp(argv[i], "--strips")) strips = 1;
         if (!strcmp(argv[i], "--warp")) strips = 2;
+        if (!strcmp(argv[i], "--reg")) strips = 3;
     }
     if (!tsr_cuda_available()) {
         printf("no CUDA device: %s\n", tsr_cuda_device_name());
@@ -448,51 +498,10 @@ int main(int argc, char **argv)
             g_runs = saved_runs;
         }
         if (strips == 2 && si == 0) {
-            int saved_runs = g_runs;
-            g_runs = 10;
-            /* box/warp and threshold/warp: strip height (TSR_CUDA_WARP_STRIP) x register cap
-             * (TSR_CUDA_WARP_MINB), outputs compared with the default configuration's. */
-            for (const char *opname : {"box", "threshold"}) {
-                const tsr_op *wop = tsr_op_find(opname);
-                const tsr_variant *warp = NULL;
-                for (int vi = 0; wop->variants[vi]; vi++)
-                    if (wop->variants[vi]->backend == TSR_BACKEND_CUDA && !strcmp(wop->variants[vi]->name, "warp"))
-                        warp = wop->variants[vi];
-                if (!warp) continue;
-                printf("\n-- %s/warp sweep (10 runs each): strip height, register cap\n", opname);
-                for (int r : {1, 2, 3, 5, 8, 15, 31, 64}) {
-                    bench_case c;
-                    tsr_image ref = {0};
-                    memset(&c, 0, sizeof c);
-                    if (!strcmp(opname, "box")) c.p.box = {r, -1, -1, TSR_BORDER_REFLECT101, 0};
-                    else c.p.thr = {2 * r + 1, 5.0, 0, 0, 255};
-                    double def_us = time_variant(wop, warp, &g, &c.p, &ref);
-                    char lab0[64];
-                    snprintf(lab0, sizeof lab0, "r=%d default", r);
-                    print_row(opname, "warp", lab0, def_us, 2.0 * w * h, NULL, -1);
-                    for (int depth : {1, 0})
-                    for (int minb : {8})
-                        for (int sh : {8, 16, 32, 64}) {
-                            char val[16], lab[64];
-                            tsr_image out = {0};
-                            snprintf(val, sizeof val, "%d", sh);
-                            setenv("TSR_CUDA_WARP_STRIP", val, 1);
-                            (void)minb;
-                            snprintf(val, sizeof val, "%d", depth);
-                            setenv("TSR_CUDA_WARP_SLIDE", val, 1);
-                            double us = time_variant(wop, warp, &g, &c.p, &out);
-                            snprintf(lab, sizeof lab, "r=%d sh=%d slide=%d%s", r, sh, depth,
-                                     out.data && ref.data && same_image(&out, &ref) ? "" : " DIFF");
-                            print_row(opname, "warp", lab, us, 2.0 * w * h, NULL, -1);
-                            tsr_image_free(&out);
-                        }
-                    unsetenv("TSR_CUDA_WARP_STRIP");
-                    unsetenv("TSR_CUDA_WARP_SLIDE");
-                    tsr_image_free(&ref);
-                }
-            }
-            g_runs = saved_runs;
+            sweep_strips("warp", "TSR_CUDA_WARP_STRIP", "TSR_CUDA_WARP_SLIDE", {1, 2, 3, 5, 8, 15, 31, 64}, {8, 16, 32, 64}, &g);
         }
+        if (strips == 3 && si == 0)
+            sweep_strips("reg", "TSR_CUDA_REG_STRIP", NULL, {1, 2, 3}, {8, 16, 32, 64, 128}, &g);
         tsr_image_free(&g);
         tsr_image_free(&rgb);
         printf("\n");

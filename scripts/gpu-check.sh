@@ -25,6 +25,12 @@ echo "make test ($SECONDS s): $(tail -n 1 "$OUT/test.log")"
 grep -E "^(FAIL|  FAIL)" "$OUT/test.log" | head -20
 timeout 240 ./build/tessera-bench-cuda >"$OUT/bench-gpu.log" 2>&1
 echo "GPU benchmark: exit $?"
+# BENCH_EXTRA: one more benchmark run with these flags (a sweep, e.g. --reg), logged apart.
+if [ -n "${BENCH_EXTRA:-}" ]; then
+    timeout 200 ./build/tessera-bench-cuda $BENCH_EXTRA >"$OUT/bench-extra.log" 2>&1
+    echo "extra benchmark ($BENCH_EXTRA): exit $?"
+    sed -n "/^-- /,\$p" "$OUT/bench-extra.log" | head -80
+fi
 grep -E "copy|invert|box|threshold|sums|gray|resize" "$OUT/bench-gpu.log" | head -60
 if command -v compute-sanitizer >/dev/null; then
     # memcheck and initcheck over the GPU-specific tests; racecheck (much slower) over the
@@ -35,4 +41,30 @@ if command -v compute-sanitizer >/dev/null; then
             >"$OUT/sanitizer-$tool.log" 2>&1
         echo "compute-sanitizer $tool: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer-$tool.log" | tail -n 1))"
     done
+fi
+# Optional (PUZZLE=1): the puzzle benchmark on the GPU (432 pieces of the photos in
+# TSR_PUZZLE_IMAGES, 10,000 and 20,000 pieces, 10,000 with rotation) and the end-to-end times of
+# `tessera puzzle solve` on 432 pieces (known orientation and rotation, auto and cuda backends).
+if [ "${PUZZLE:-0}" = 1 ]; then
+    mkdir -p "$OUT/puzzle"
+    TSR_PUZZLE_BENCH=1 TSR_PUZZLE_BENCH_BIG=2 TSR_PUZZLE_BENCH_SAVE="$OUT/puzzle" timeout 300 \
+        ./build/tessera-tests puzzle_bench >"$OUT/puzzle-bench.log" 2>&1
+    echo "puzzle benchmark: exit $?"
+    grep -E "^backend|mean|retina" "$OUT/puzzle-bench.log"
+    img="${TSR_PUZZLE_IMAGES:-/work/shared/images}/retina.jpg"
+    if [ -f "$img" ]; then
+        ./build/tessera resize "$img" "$OUT/puzzle/r672.png" --width 672 --height 504 >/dev/null 2>&1
+        for rot in "" --rotate; do
+            ./build/tessera puzzle scramble "$OUT/puzzle/r672.png" "$OUT/puzzle/scr$rot.png" --tile 28 --seed 5 $rot >/dev/null 2>&1
+            for be in auto cuda; do
+                for k in 1 2 3; do
+                    s=$EPOCHREALTIME
+                    ./build/tessera --backend $be puzzle solve "$OUT/puzzle/scr$rot.png" "$OUT/puzzle/sol.png" --tile 28 $rot \
+                        >>"$OUT/puzzle-e2e.log" 2>&1
+                    e=$EPOCHREALTIME
+                    echo "432 pieces ${rot:-known} backend=$be run $k: $(awk "BEGIN{printf \"%.3f\", $e - $s}") s"
+                done
+            done
+        done | tee -a "$OUT/puzzle-e2e.log"
+    fi
 fi

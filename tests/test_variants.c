@@ -181,6 +181,29 @@ TEST(test_variants_box_gray8)
     finish("box", skipped);
 }
 
+/* Small 8-bit gray windows (box/reg's range and just past it): every radius pair up to 4 on
+ * widths around the 480-column segments and 16-column lanes, heights around the 32-row strips. */
+TEST(test_variants_box_gray8_small)
+{
+    static const int ws[] = {1, 15, 17, 479, 481, 977, 1031}, hs[] = {1, 5, 33, 70};
+    int skipped = 0, n = 0;
+    for (int wi = 0; wi < (int)(sizeof ws / sizeof ws[0]); wi++)
+        for (int hi = 0; hi < (int)(sizeof hs / sizeof hs[0]); hi++)
+            for (int rx = 0; rx <= 4; rx++)
+                for (int ry = 0; ry <= 4; ry++) {
+                    int border = n++ % 4;
+                    tsr_box_params p = {0, rx, ry, border, border == TSR_BORDER_CONSTANT ? (n & 4 ? 255 : 3) : 0};
+                    tsr_image img;
+                    char what[128];
+                    if (!make(&img, ws[wi], hs[hi], 1, TSR_U8, n % 4)) return;
+                    snprintf(what, sizeof what, "%dx%d gray8 rx=%d ry=%d border=%d value=%d", img.width, img.height,
+                             rx, ry, border, p.value);
+                    skipped += compare_all("box", &img, &p, what);
+                    tsr_image_free(&img);
+                }
+    finish("box", skipped);
+}
+
 /* Windows far past the image and sums that need 64 bits (16-bit maxima over huge windows). */
 TEST(test_variants_box_extremes)
 {

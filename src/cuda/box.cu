@@ -129,21 +129,27 @@ __device__ static inline T tsr__box_result(const tsr__box_args &a, unsigned long
 
 /* One thread per pixel (all channels), rows strided over grid.y: the window read sample by
  * sample from global memory. */
+/* Output sample (x, y) of every channel from the window read sample by sample. */
+template <class T>
+__device__ static inline void tsr__box_global_pixel(const tsr__box_args &a, int x, int y)
+{
+    for (int c = 0; c < a.cn; c++) {
+        unsigned long long s = 0;
+        for (int ky = -a.ry; ky <= a.ry; ky++) {
+            int yy = tsr__cu_border_index(y + ky, a.h, a.border);
+            for (int kx = -a.rx; kx <= a.rx; kx++)
+                s += tsr__box_sample<T>(a, yy, tsr__cu_border_index(x + kx, a.w, a.border), c);
+        }
+        tsr__cu_row<T>(a.dst, a.dstride, y)[(size_t)x * a.cn + c] = tsr__box_result<T>(a, s, y, (size_t)x * a.cn + c);
+    }
+}
+
 template <class T>
 __global__ void tsr__box_global_kernel(tsr__box_args a)
 {
     int x = blockIdx.x * blockDim.x + threadIdx.x;
     if (x >= a.w) return;
-    for (int y = blockIdx.y; y < a.h; y += gridDim.y)
-        for (int c = 0; c < a.cn; c++) {
-            unsigned long long s = 0;
-            for (int ky = -a.ry; ky <= a.ry; ky++) {
-                int yy = tsr__cu_border_index(y + ky, a.h, a.border);
-                for (int kx = -a.rx; kx <= a.rx; kx++)
-                    s += tsr__box_sample<T>(a, yy, tsr__cu_border_index(x + kx, a.w, a.border), c);
-            }
-            tsr__cu_row<T>(a.dst, a.dstride, y)[(size_t)x * a.cn + c] = tsr__box_result<T>(a, s, y, (size_t)x * a.cn + c);
-        }
+    for (int y = blockIdx.y; y < a.h; y += gridDim.y) tsr__box_global_pixel<T>(a, x, y);
 }
 
 /* Launch the global kernel for the sample type of a.  */
@@ -1191,6 +1197,279 @@ static tsr_status tsr__threshold_warp(const tsr_image *src, tsr_image *dst, cons
     return tsr__box_warp_run(a, src, dst, (cudaStream_t)ex->stream, "threshold/warp kernel");
 }
 
+/* ------------------------------------------------------------------------ reg */
+
+/* box/reg and threshold/reg: 8-bit gray, compile-time radii up to 3 (the small windows where
+ * box/warp spends ~28 instructions per pixel and NPP is ahead). Like box/warp each warp is an
+ * independent machine over a segment of columns and a strip of rows, but everything stays in
+ * registers: a lane owns 16 columns (one 16-byte load per source row), the 2*RY+1 source rows of
+ * the window plus TSR_RG_AHEAD prefetched rows live in a register ring (the loop is unrolled by
+ * the ring's length, so every ring index is static and no row is ever loaded twice), the 16
+ * column sums are 8 packed 16-bit pairs updated with one 3-input add per pair, and the horizontal
+ * window is added pair-wise too: the odd-offset pairs come from one byte permute of two
+ * neighbouring pairs. Sums stay below 2^16 (area <= 49, 49 * 255 < 65536). The mean is one
+ * multiply-high per pixel, floor((s + half) / area) = umulhi(s + half, ceil(2^32 / area)), exact
+ * for area < 4096 (the host checks it). Lanes 0 and 31 are the halo: each warp writes the 480
+ * columns of lanes 1..30 and re-reads 16 columns on each side. Only whole aligned 16-column
+ * groups with their halo inside the image are done this way, so no lane ever maps a column
+ * through the border; the first 16 and the last 16-31 columns are left to a small second kernel
+ * (a per-lane border path cost 20% more instructions and diverged: 21 of 32 lanes active). */
+#ifndef TSR_RG_MINB
+#define TSR_RG_MINB 1   /* blocks per SM the register allocation must allow (measurement knob) */
+#endif
+enum { TSR_RG_CPT = 16, TSR_RG_LANES_OUT = 30, TSR_RG_OW = TSR_RG_LANES_OUT * TSR_RG_CPT, TSR_RG_WARPS = 4,
+       TSR_RG_RMAX = 3, TSR_RG_AHEAD = 2 };
+
+/* Geometry and mean constants of one reg launch (see tsr__box_reg_plan). */
+struct tsr__reg_geom {
+    int nseg, strip_h, nstrips;
+    unsigned half2;     /* half in both 16-bit halves */
+    unsigned magic;     /* ceil(2^32 / area) */
+    int xend;           /* outputs cover [16, xend); xend = w rounded down to 16, less 16 */
+};
+
+/* Row y outside the image mapped through the border (out of line: only the first and last
+ * strips need it, and inlined into every unrolled row it multiplied the code). */
+__device__ __noinline__ int tsr__rg_border_row(int y, int h, int border)
+{
+    return tsr__cu_border_index(y, h, border);
+}
+
+/* This lane's 16 source bytes of row y (unmapped: the row border applies here) with one 16-byte
+ * load; lanes right of the right halo (load == 0) take zeros. */
+__device__ __forceinline__ uint4 tsr__rg_load(const tsr__box_args &a, int y, int xc, int load)
+{
+    int yy = (unsigned)y < (unsigned)a.h ? y : tsr__rg_border_row(y, a.h, a.border);
+    if (yy < 0) {
+        unsigned splat = (unsigned)a.value * 0x01010101u;
+        return make_uint4(splat, splat, splat, splat);
+    }
+    if (!load) return make_uint4(0, 0, 0, 0);
+    return __ldg((const uint4 *)(tsr__cu_row<uint8_t>(a.src, a.sstride, yy) + xc));
+}
+
+/* Add the 16 bytes of w to the packed column-sum pairs c. */
+__device__ __forceinline__ void tsr__rg_acc(unsigned c[8], uint4 w)
+{
+    const unsigned v[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        c[2 * k] += __byte_perm(v[k], 0, 0x4140);
+        c[2 * k + 1] += __byte_perm(v[k], 0, 0x4342);
+    }
+}
+
+/* Slide the column sums from the window ending at row 'in' - 1 to the one ending at 'in':
+ * both rows' bytes enter one 3-input add per pair (the difference never goes negative, so no
+ * borrow crosses the halves). */
+__device__ __forceinline__ void tsr__rg_slide(unsigned c[8], uint4 in, uint4 out)
+{
+    const unsigned vi[4] = {in.x, in.y, in.z, in.w}, vo[4] = {out.x, out.y, out.z, out.w};
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        c[2 * k] = c[2 * k] + __byte_perm(vi[k], 0, 0x4140) - __byte_perm(vo[k], 0, 0x4140);
+        c[2 * k + 1] = c[2 * k + 1] + __byte_perm(vi[k], 0, 0x4342) - __byte_perm(vo[k], 0, 0x4342);
+    }
+}
+
+/* The output row of this lane from its column sums c (and for threshold the source row sv):
+ * horizontal window sums pair by pair, means by multiply-high, bytes packed and stored with one
+ * 16-byte store where the lane is whole. */
+template <int THRESH, int RX>
+__device__ __forceinline__ void tsr__rg_row(const tsr__box_args &a, const tsr__reg_geom &g, const unsigned c[8],
+                                            uint4 sv, int xc, int store, int y)
+{
+    enum { NP = (RX + 1) / 2 };   /* pairs needed from each neighbour */
+    unsigned P[8 + 2 * NP + 1];   /* P[k + NP]: the pair (v[2k], v[2k+1]) for k in -NP..8+NP-1 */
+#pragma unroll
+    for (int k = 0; k < 8; k++) P[k + NP] = c[k];
+#pragma unroll
+    for (int k = 0; k < NP; k++) {
+        P[k] = __shfl_up_sync(0xffffffffu, c[8 - NP + k], 1);
+        P[8 + NP + k] = __shfl_down_sync(0xffffffffu, c[k], 1);
+    }
+    P[8 + 2 * NP] = 0;
+    if (!store) return;
+    unsigned m[16];
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        /* Window of pixels 2k, 2k+1: every offset d in -RX..RX contributes the pair starting at
+         * 2k + d, an even pair P or an odd one (the high half of one pair, the low of the next). */
+        unsigned s = g.half2;
+#pragma unroll
+        for (int d = -RX; d <= RX; d++) {
+            if ((d & 1) == 0) s += P[k + NP + d / 2];
+            else s += __byte_perm(P[k + NP + (d - 1) / 2], P[k + NP + (d - 1) / 2 + 1], 0x5432);   /* (d-1)/2 = floor(d/2) */
+        }
+        m[2 * k] = __umulhi(s & 0xffffu, g.magic);
+        m[2 * k + 1] = __umulhi(s >> 16, g.magic);
+    }
+    if (THRESH) {
+        const unsigned sw[4] = {sv.x, sv.y, sv.z, sv.w};
+#pragma unroll
+        for (int j = 0; j < 16; j++) {
+            int diff = (int)__byte_perm(sw[j >> 2], 0, 0x4440 + (j & 3)) - (int)m[j];
+            int pass = a.inverse ? diff <= -a.idelta : diff > -a.idelta;
+            m[j] = pass ? (unsigned)a.maxval : 0u;
+        }
+    }
+    unsigned o[4];
+#pragma unroll
+    for (int q = 0; q < 4; q++)
+        o[q] = __byte_perm(__byte_perm(m[4 * q], m[4 * q + 1], 0x0040), __byte_perm(m[4 * q + 2], m[4 * q + 3], 0x0040),
+                           0x5410);
+    *(uint4 *)(tsr__cu_row<uint8_t>(a.dst, a.dstride, y) + xc) = make_uint4(o[0], o[1], o[2], o[3]);
+}
+
+/* Every strip of this warp's segment. The ring holds the source rows y - RY .. y + RY + AHEAD
+ * at output row y; slot of row y0 + i is i % N, static inside the unrolled body. */
+template <int THRESH, int RX, int RY>
+__device__ __forceinline__ void tsr__rg_strips(const tsr__box_args &a, const tsr__reg_geom &g, int lane, int xc,
+                                               int load, int out)
+{
+    enum { N = 2 * RY + 1 + TSR_RG_AHEAD };
+    for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y) {
+        const int y0 = strip * g.strip_h, y1 = min(a.h, y0 + g.strip_h);
+        uint4 ring[N];
+        unsigned c[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+#pragma unroll
+        for (int i = 0; i < N; i++) ring[i] = tsr__rg_load(a, y0 - RY + i, xc, load);
+#pragma unroll
+        for (int i = 0; i < 2 * RY + 1; i++) tsr__rg_acc(c, ring[i]);
+        /* Whole groups of N rows, no early exit inside, so the compiler can interleave the
+         * rows' independent horizontal work; rows past the strip (the image's last strip only:
+         * the plan makes strip heights multiples of N) are computed but not stored. */
+        for (int yb = y0; yb < y1; yb += N) {
+#pragma unroll
+            for (int k = 0; k < N; k++) {
+                const int y = yb + k;
+                /* slot of row y: (y - y0 + RY) % N; row y - RY: (y - y0) % N, which the row
+                 * y + RY + 1 + AHEAD replaces once it has left the window. */
+                tsr__rg_row<THRESH, RX>(a, g, c, ring[(k + RY) % N], xc, out && y < y1, y);
+                tsr__rg_slide(c, ring[(k + 2 * RY + 1) % N], ring[k % N]);
+                ring[k % N] = tsr__rg_load(a, y + 1 + RY + TSR_RG_AHEAD, xc, load);
+            }
+        }
+    }
+}
+
+template <int THRESH, int RX, int RY>
+__global__ void __launch_bounds__(TSR_RG_WARPS * 32, TSR_RG_MINB) tsr__box_reg_kernel(tsr__box_args a, tsr__reg_geom g)
+{
+    const int lane = threadIdx.x & 31;
+    const int seg = blockIdx.x * TSR_RG_WARPS + (threadIdx.x >> 5);
+    if (seg >= g.nseg) return;   /* the whole warp leaves; nothing waits for other warps */
+    const int xc = seg * TSR_RG_OW + TSR_RG_CPT * lane;
+    /* Lane 0 and the lane after the last output are halo; every loading lane is inside the row. */
+    const int out = lane >= 1 && lane <= TSR_RG_LANES_OUT && xc < g.xend;
+    tsr__rg_strips<THRESH, RX, RY>(a, g, lane, xc, xc <= g.xend, out);
+}
+
+/* The columns box/reg leaves out, [0, 16) and [xend, w): one thread per pixel, the window read
+ * through the borders (about 47 columns: a fraction of a percent of a large image). */
+__global__ void tsr__box_reg_edges_kernel(tsr__box_args a, int xend)
+{
+    const int ncols = TSR_RG_CPT + (a.w - xend);
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (long long)ncols * a.h) return;
+    const int col = (int)(i % ncols), y = (int)(i / ncols);
+    tsr__box_global_pixel<uint8_t>(a, col < TSR_RG_CPT ? col : xend + (col - TSR_RG_CPT), y);
+}
+
+/* Plan a reg launch; 0 when this variant does not take the arguments (not 8-bit gray, a radius
+ * above 3 or of 0 on both axes, a constant above 255). With g NULL only answers that.
+ * TSR_CUDA_REG_STRIP overrides the rows per strip for measurements. */
+static int tsr__box_reg_plan(const tsr__box_args &a, int depth, const tsr_image *src, const tsr_image *dst,
+                             tsr__reg_geom *g)
+{
+    if (depth != TSR_U8 || a.cn != 1 || a.rx > TSR_RG_RMAX || a.ry > TSR_RG_RMAX || a.value > 255) return 0;
+    /* 16-byte loads and stores: aligned rows, and at least two lanes of outputs between the
+     * halo lanes (narrower images go to box/warp). */
+    if (!tsr__cu_aligned(src->data, src->stride, 16) || !tsr__cu_aligned(dst->data, dst->stride, 16) || a.w < 64)
+        return 0;
+    unsigned long long d = a.mean.area, half = a.mean.half, two32 = 1ull << 32, M = (two32 + d - 1) / d;
+    /* umulhi(t, M) == floor(t / d) for t <= tmax when (M*d - 2^32) * tmax < 2^32. */
+    if (d < 2 || M > 0xffffffffull || (M * d - two32) * (255 * d + half) >= two32) return 0;
+    if (!g) return 1;
+    /* Strips are whole groups of ring length N rows (see tsr__rg_strips). */
+    long long n = 2 * a.ry + 1 + TSR_RG_AHEAD, sh = tsr__env_int("TSR_CUDA_REG_STRIP", 8);   /* sweep: 8 best at r = 1 and 3 */
+    if (sh < 1) sh = 1;
+    if (sh > a.h) sh = a.h;
+    sh = (sh + n - 1) / n * n;
+    g->xend = (a.w & ~(TSR_RG_CPT - 1)) - TSR_RG_CPT;
+    g->nseg = (int)(((long long)g->xend - TSR_RG_CPT + TSR_RG_OW - 1) / TSR_RG_OW);
+    g->strip_h = (int)sh;
+    g->nstrips = (int)((a.h + sh - 1) / sh);
+    g->half2 = (unsigned)half * 0x10001u;
+    g->magic = (unsigned)M;
+    return 1;
+}
+
+/* Queue the reg kernel for box or threshold arguments (plan checked by supports()). */
+static tsr_status tsr__box_reg_run(const tsr__box_args &a, const tsr_image *src, const tsr_image *dst,
+                                   cudaStream_t st, const char *what)
+{
+    tsr__reg_geom g;
+    if (!tsr__box_reg_plan(a, src->depth, src, dst, &g))
+        return tsr__fail(TSR_E_UNSUPPORTED, "%s: only 8-bit one-channel images with radii up to %d", what, TSR_RG_RMAX);
+    dim3 grid(tsr__div_up((unsigned)g.nseg, TSR_RG_WARPS),
+              (unsigned)(g.nstrips < TSR_CU_MAX_GRID_Y ? g.nstrips : TSR_CU_MAX_GRID_Y));
+    unsigned nt = TSR_RG_WARPS * 32;
+#define TSR__RG_LAUNCH(RX, RY)                                                                           \
+    do {                                                                                                 \
+        /* threshold windows are square: its other pairs are never launched, nor compiled */         \
+        if (a.thresh && RX == RY) tsr__box_reg_kernel<1, RX, RX><<<grid, nt, 0, st>>>(a, g);            \
+        else tsr__box_reg_kernel<0, RX, RY><<<grid, nt, 0, st>>>(a, g);                                  \
+    } while (0)
+#define TSR__RG_ROW(RX)                                                                                  \
+    case RX:                                                                                             \
+        switch (a.ry) {                                                                                  \
+            case 0: TSR__RG_LAUNCH(RX, 0); break;                                                        \
+            case 1: TSR__RG_LAUNCH(RX, 1); break;                                                        \
+            case 2: TSR__RG_LAUNCH(RX, 2); break;                                                        \
+            default: TSR__RG_LAUNCH(RX, 3); break;                                                       \
+        }                                                                                                \
+        break
+    switch (a.rx) {
+        TSR__RG_ROW(0); TSR__RG_ROW(1); TSR__RG_ROW(2); TSR__RG_ROW(3);
+    }
+#undef TSR__RG_ROW
+#undef TSR__RG_LAUNCH
+    tsr_status st1 = TSR_CUDA_LAUNCHED(what);
+    if (st1) return st1;
+    long long nedge = (long long)(TSR_RG_CPT + a.w - g.xend) * a.h;
+    tsr__box_reg_edges_kernel<<<(unsigned)((nedge + 127) / 128), 128, 0, st>>>(a, g.xend);
+    return TSR_CUDA_LAUNCHED(what);
+}
+
+static int tsr__box_reg_supports(const tsr_image *src, const void *params)
+{
+    tsr_image dummy = *src;
+    return tsr__box_reg_plan(tsr__box_args_box(src, &dummy, (const tsr_box_params *)params), src->depth, src, &dummy,
+                             NULL);
+}
+
+/* box/reg: see the kernel's comment. */
+static tsr_status tsr__box_reg(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
+{
+    tsr__box_args a = tsr__box_args_box(src, dst, (const tsr_box_params *)params);
+    return tsr__box_reg_run(a, src, dst, (cudaStream_t)ex->stream, "box/reg kernel");
+}
+
+static int tsr__threshold_reg_supports(const tsr_image *src, const void *params)
+{
+    tsr_image dummy = *src;
+    return tsr__box_reg_plan(tsr__box_args_threshold(src, &dummy, (const tsr_threshold_params *)params), src->depth,
+                             src, &dummy, NULL);
+}
+
+/* threshold/reg: box/reg's means with the comparison as the output step. */
+static tsr_status tsr__threshold_reg(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
+{
+    tsr__box_args a = tsr__box_args_threshold(src, dst, (const tsr_threshold_params *)params);
+    return tsr__box_reg_run(a, src, dst, (cudaStream_t)ex->stream, "threshold/reg kernel");
+}
+
 extern "C" const tsr_variant tsr__box_cuda[] = {
     {"global", TSR_BACKEND_CUDA, "one thread per pixel loops over the window in global memory, any radius (slow)",
      tsr__box_global, NULL, 0, 0},
@@ -1198,6 +1477,9 @@ extern "C" const tsr_variant tsr__box_cuda[] = {
      tsr__box_3x3_supports, 0, 0},
     {"shared", TSR_BACKEND_CUDA, "shared-memory tile with halo, separable sums in the tile; radii up to 16",
      tsr__box_tile, tsr__box_tile_supports, 0, 0},
+    {"reg", TSR_BACKEND_CUDA,
+     "8-bit gray, radii up to 3: 16 columns per lane, window rows and column sums all in registers, no shared memory",
+     tsr__box_reg, tsr__box_reg_supports, 1, 0},
     {"warp", TSR_BACKEND_CUDA,
      "8-bit gray, radii up to 48: each warp slides packed column sums over its own segment and strip, no barriers",
      tsr__box_warp, tsr__box_warp_supports, 1, 0},
@@ -1212,6 +1494,8 @@ extern "C" const tsr_variant tsr__box_cuda[] = {
 extern "C" const tsr_variant tsr__threshold_cuda[] = {
     {"shared-tile", TSR_BACKEND_CUDA, "seeds/003: dynamic shared tile with a clamped halo; blocks up to 33",
      tsr__threshold_tile, tsr__threshold_tile_supports, 0, 0},
+    {"reg", TSR_BACKEND_CUDA, "box/reg's means with the comparison as the output step (8-bit, blocks up to 7)",
+     tsr__threshold_reg, tsr__threshold_reg_supports, 1, 0},
     {"warp", TSR_BACKEND_CUDA, "box/warp's means with the comparison as the output step (8-bit, blocks up to 97)",
      tsr__threshold_warp, tsr__threshold_warp_supports, 1, 0},
     {"fused", TSR_BACKEND_CUDA, "the fast box kernel's sums with the comparison fused into its output pass",

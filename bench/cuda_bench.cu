@@ -501,7 +501,7 @@ int main(int argc, char **argv)
             sweep_strips("warp", "TSR_CUDA_WARP_STRIP", "TSR_CUDA_WARP_SLIDE", {1, 2, 3, 5, 8, 15, 31, 64}, {8, 16, 32, 64}, &g);
         }
         if (strips == 3 && si == 0)
-            sweep_strips("reg", "TSR_CUDA_REG_STRIP", NULL, {1, 2, 3}, {8, 16, 32, 64, 128}, &g);
+            sweep_strips("reg", "TSR_CUDA_REG_STRIP", NULL, {1, 3, 5, 7}, {8, 16, 32, 64}, &g);
         tsr_image_free(&g);
         tsr_image_free(&rgb);
         printf("\n");

@@ -181,16 +181,16 @@ TEST(test_variants_box_gray8)
     finish("box", skipped);
 }
 
-/* Small 8-bit gray windows (box/reg's range and just past it): every radius pair up to 4 on
+/* Small 8-bit gray windows (box/reg's range and just past it): every radius pair up to 8 on
  * widths around the 480-column segments and 16-column lanes, heights around the 32-row strips. */
 TEST(test_variants_box_gray8_small)
 {
     static const int ws[] = {1, 15, 17, 479, 481, 977, 1031}, hs[] = {1, 5, 33, 70};
     int skipped = 0, n = 0;
     for (int wi = 0; wi < (int)(sizeof ws / sizeof ws[0]); wi++)
-        for (int hi = 0; hi < (int)(sizeof hs / sizeof hs[0]); hi++)
-            for (int rx = 0; rx <= 4; rx++)
-                for (int ry = 0; ry <= 4; ry++) {
+        for (int hi = wi & 1; hi < (int)(sizeof hs / sizeof hs[0]); hi += 2)
+            for (int rx = 0; rx <= 8; rx++)
+                for (int ry = 0; ry <= 8; ry++) {
                     int border = n++ % 4;
                     tsr_box_params p = {0, rx, ry, border, border == TSR_BORDER_CONSTANT ? (n & 4 ? 255 : 3) : 0};
                     tsr_image img;
@@ -228,7 +228,7 @@ TEST(test_variants_box_extremes)
 
 TEST(test_variants_threshold)
 {
-    static const int blocks[] = {3, 5, 7, 15, 31, 129, 199};
+    static const int blocks[] = {3, 5, 7, 9, 15, 17, 31, 129, 199};
     static const double cs[] = {-300, -3.5, -1, 0, 0.5, 2, 7.25, 300};
     int skipped = 0;
     for (int si = 0; si < NSIZES; si++)

@@ -553,18 +553,37 @@ tsr_status tsr__pz_topk_cpu(const float *X, const float *Y, int m, int dim, int 
     return TSR_OK;
 }
 
-/* Lifts of every side from its best listed D. The joint model's log-likelihood ratio makes D
- * negative where two sides are much likelier together than apart, above all on flat areas, where
- * every pair is; clamped at 0, all those pairs looked perfect and equally so, and the placement
- * took flat sky for certain matches (the bilinear cameraman with rotation fell from 96% to 73%).
- * Lifting a side's values to a best of 0 keeps its ratios meaningful. */
+/* Ascending order of floats (qsort). */
+static int tsr__pz_fcmp(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Lifts of every side: its values are raised so that its best is at least T, the median over
+ * all sides of the gap between first and second choice (the image's own scale of a clear
+ * decision). The joint model's log-likelihood ratio makes D negative where two sides are much
+ * likelier together than apart, above all on flat areas, where every pair is. Clamped at 0, or
+ * lifted to a best of exactly 0, every such side's first choice had confidence 1 however close
+ * its second was, and the placement took flat sky for certain matches (the bilinear cameraman
+ * with rotation fell from 96% to 77%). With the floor at T a side whose second is as close as
+ * its first stays ambiguous (confidence gap / (gap + T)); sides whose best is above T keep
+ * their values. */
 static tsr_status tsr__pz_lifts(tsr__pz *pz)
 {
-    pz->lift = malloc(sizeof(float) * pz->m * 4);
+    size_t ns = (size_t)pz->m * 4;
+    float T = 0;
+    pz->lift = malloc(sizeof(float) * ns);
     if (!pz->lift) return tsr__fail(TSR_E_NOMEM, "puzzle: out of memory for neighbour lists");
-    for (size_t i = 0; i < (size_t)pz->m * 4; i++) {
-        float best = pz->k > 0 && pz->list[i * pz->k].o >= 0 ? pz->list[i * pz->k].d : 0;
-        pz->lift[i] = best < 0 ? -best : 0;
+    if (pz->k >= 2) {   /* the median gap (pz->lift as scratch) */
+        for (size_t i = 0; i < ns; i++) pz->lift[i] = pz->list[i * pz->k + 1].d - pz->list[i * pz->k].d;
+        qsort(pz->lift, ns, sizeof(float), tsr__pz_fcmp);
+        T = pz->lift[ns / 2];
+        if (!(T > 0) || T == INFINITY) T = 0;   /* identical tiles, or unfilled lists */
+    }
+    for (size_t i = 0; i < ns; i++) {
+        float best = pz->k > 0 && pz->list[i * pz->k].o >= 0 ? pz->list[i * pz->k].d : T;
+        pz->lift[i] = best < T ? T - best : 0;
     }
     return TSR_OK;
 }

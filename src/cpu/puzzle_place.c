@@ -321,10 +321,8 @@ static int tsr__pz_seeds(const tsr__pz *pz, int want, int *seeds)
         double v = 16.0 * bbc[o];
         for (int d = 0; d < 4 && pz->k; d++) {
             int x = tsr__pz_list(pz, o, d)[0].o;
-            if (tsr__pz_is_bb(pz, o, d, x))
-                /* the raw best over the lifted second: a best below 0 (likelier together than
-                 * apart) counts for more */
-                v += 2.0 * bbc[x] + (1.0 - tsr__pz_list(pz, o, d)[0].d / tsr__pz_second(pz, o, d));
+            if (tsr__pz_is_bb(pz, o, d, x))   /* lifted like the confidences of the placement */
+                v += 2.0 * bbc[x] + (1.0 - tsr__pz_lookup(pz, o, d, x) / tsr__pz_second(pz, o, d));
         }
         val[o] = v;
     }

@@ -542,47 +542,120 @@ static inline void tsr__pz_insert(tsr__pz_cand *l, int k, int *have, float d, in
     l[i].o = o;
 }
 
+/* Most row blocks of the CPU top-k (each keeps m column lists of k). */
+#define TSR_PZ_TOPK_BLOCKS 32
+
 struct tsr__pz_topk_job {
     const float *X, *Y;
-    int m, dim, rot4, k, stride, cols;
-    tsr__pz_cand *out;
+    int m, dim, rot4, k, stride, nblocks;
+    tsr__pz_cand *rows;       /* row lists (stride apart) */
+    tsr__pz_cand *cout;       /* merged column lists (stride apart) */
+    tsr__pz_cand *cols;       /* per block: m column lists of k, over the block's rows */
+    int *have;                /* per block: entries in each column list */
 };
 
-/* Rows [b, e): for each row (of X, or of Y when cols) the k smallest dots over the other set. */
+/* Blocks [b, e) of rows: each row's k smallest dots over all columns, and each column's k
+ * smallest over the block's rows (rows in increasing order, so equal values keep the lower
+ * index first, as in one pass over all rows). */
 static void tsr__pz_topk_range(void *ctx, int b, int e)
 {
     const struct tsr__pz_topk_job *j = ctx;
-    const float *A = j->cols ? j->Y : j->X, *B = j->cols ? j->X : j->Y;
-    for (int i = b; i < e; i++) {
-        tsr__pz_cand *l = j->out + (size_t)i * j->stride;
-        int have = 0, pi = j->rot4 ? i >> 2 : i;
-        const float *a = A + (size_t)i * j->dim;
-        for (int t = 0; t < j->k; t++) {
-            l[t].d = INFINITY;
-            l[t].o = -1;
+    int m = j->m, k = j->k;
+    for (int blk = b; blk < e; blk++) {
+        int r0 = (int)((long long)m * blk / j->nblocks), r1 = (int)((long long)m * (blk + 1) / j->nblocks);
+        tsr__pz_cand *cl = j->cols + (size_t)blk * m * k;
+        int *ch = j->have + (size_t)blk * m, rh[4];
+        for (size_t t = 0; t < (size_t)m * k; t++) {
+            cl[t].d = INFINITY;
+            cl[t].o = -1;
         }
-        for (int o = 0; o < j->m; o++) {
-            float d;
-            if ((j->rot4 ? o >> 2 : o) == pi) continue;
-            d = tsr__pz_dot(a, B + (size_t)o * j->dim, j->dim);
-            if (have == j->k && !(d < l[j->k - 1].d)) continue;
-            tsr__pz_insert(l, j->k, &have, d, o);
+        memset(ch, 0, sizeof(int) * m);
+        for (int i0 = r0; i0 < r1; i0 += 4) {
+            int nr = r1 - i0 < 4 ? r1 - i0 : 4;
+            const float *a[4];
+            for (int r = 0; r < 4; r++) {   /* a short last group repeats its last row */
+                int i = i0 + (r < nr ? r : nr - 1);
+                tsr__pz_cand *l = j->rows + (size_t)i * j->stride;
+                a[r] = j->X + (size_t)i * j->dim;
+                rh[r] = 0;
+                if (r < nr)
+                    for (int t = 0; t < k; t++) {
+                        l[t].d = INFINITY;
+                        l[t].o = -1;
+                    }
+            }
+            for (int o = 0; o < m; o++) {
+                const float *y = j->Y + (size_t)o * j->dim;
+                for (int r = 0; r < nr; r++) {
+                    int i = i0 + r;
+                    float d;
+                    if ((j->rot4 ? o >> 2 : o) == (j->rot4 ? i >> 2 : i)) continue;
+                    d = tsr__pz_dot(a[r], y, j->dim);
+                    tsr__pz_insert(j->rows + (size_t)i * j->stride, k, &rh[r], d, o);
+                    tsr__pz_insert(cl + (size_t)o * k, k, &ch[o], d, i);
+                }
+            }
         }
     }
 }
 
-/* Contract: see tsr__pz_topk_fn. CPU variant 'mgc': two threaded passes (rows, then columns),
- * no m x m matrix is stored. */
+/* Columns [b, e): merge the blocks' column lists into the k smallest (ascending value, ties to
+ * the earlier block, whose rows are the lower indices: the lists one pass over all rows gives). */
+static void tsr__pz_topk_merge(void *ctx, int b, int e)
+{
+    const struct tsr__pz_topk_job *j = ctx;
+    int m = j->m, k = j->k, at[TSR_PZ_TOPK_BLOCKS];
+    for (int o = b; o < e; o++) {
+        tsr__pz_cand *out = j->cout + (size_t)o * j->stride;
+        for (int blk = 0; blk < j->nblocks; blk++) at[blk] = 0;
+        for (int t = 0; t < k; t++) {
+            const tsr__pz_cand *best = NULL;
+            int bb = -1;
+            for (int blk = 0; blk < j->nblocks; blk++) {
+                const tsr__pz_cand *c = j->cols + ((size_t)blk * m + o) * k + at[blk];
+                if (at[blk] < j->have[(size_t)blk * m + o] && (!best || c->d < best->d)) {
+                    best = c;
+                    bb = blk;
+                }
+            }
+            if (!best) {
+                out[t].d = INFINITY;
+                out[t].o = -1;
+                continue;
+            }
+            out[t] = *best;
+            at[bb]++;
+        }
+    }
+}
+
+/* Contract: see tsr__pz_topk_fn. CPU variant 'mgc': one threaded pass over row blocks, four
+ * rows at a time; each block keeps its own column lists, merged at the end, so every dot product
+ * is computed once and the result does not depend on the number of blocks (threads). No m x m
+ * matrix is stored. */
 tsr_status tsr__pz_topk_cpu(const float *X, const float *Y, int m, int dim, int rot4, int k,
                             tsr__pz_cand *rows_out, tsr__pz_cand *cols_out, int stride, const tsr_exec *ex)
 {
-    struct tsr__pz_topk_job j = {X, Y, m, dim, rot4, k, stride, 0, rows_out};
-    int threads = tsr__exec_threads(ex);
+    struct tsr__pz_topk_job j;
+    int threads = tsr__exec_threads(ex), nb = threads < TSR_PZ_TOPK_BLOCKS ? threads : TSR_PZ_TOPK_BLOCKS;
+    size_t per = (size_t)m * k * sizeof(tsr__pz_cand) + (size_t)m * sizeof(int);
     if (k <= 0) return TSR_OK;
-    tsr__parallel_for(m, 4, threads, tsr__pz_topk_range, &j);
-    j.cols = 1;
-    j.out = cols_out;
-    tsr__parallel_for(m, 4, threads, tsr__pz_topk_range, &j);
+    /* the column lists of a block cost m x k entries: fewer blocks where memory is short */
+    while (nb > 1 && per * nb > ((size_t)256 << 20)) nb--;
+    if (nb > m / 4) nb = m / 4 > 0 ? m / 4 : 1;
+    memset(&j, 0, sizeof j);
+    j.X = X, j.Y = Y, j.m = m, j.dim = dim, j.rot4 = rot4, j.k = k, j.stride = stride, j.nblocks = nb;
+    j.rows = rows_out;
+    j.cout = cols_out;
+    j.cols = malloc((size_t)nb * m * k * sizeof(tsr__pz_cand));
+    j.have = malloc((size_t)nb * m * sizeof(int));
+    if (!j.cols || !j.have) {
+        free(j.cols), free(j.have);
+        return tsr__fail(TSR_E_NOMEM, "puzzle: out of memory for the compatibility lists of %d tiles", m);
+    }
+    tsr__parallel_for(nb, 1, threads, tsr__pz_topk_range, &j);
+    tsr__parallel_for(m, 64, threads, tsr__pz_topk_merge, &j);
+    free(j.cols), free(j.have);
     return TSR_OK;
 }
 

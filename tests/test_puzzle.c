@@ -39,10 +39,9 @@ static int pz_same_image(const tsr_image *a, const tsr_image *b)
     return 1;
 }
 
-/* The benchmark's preparation: enlarge by pixel replication (bilinear with
- * TSR_PUZZLE_BENCH_SMOOTH=1) when smaller than W x H, crop the centre to W:H, then area-resize
- * (tsr_resize) to W x H. */
-static int pz_prepare(const tsr_image *in, int W, int H, tsr_image *out)
+/* The benchmark's preparation: enlarge by pixel replication (bilinear with 'smooth') when
+ * smaller than W x H, crop the centre to W:H, then area-resize (tsr_resize) to W x H. */
+static int pz_prepare(const tsr_image *in, int W, int H, int smooth, tsr_image *out)
 {
     int f = 1, cw, ch;
     tsr_image big = {0}, crop;
@@ -52,7 +51,7 @@ static int pz_prepare(const tsr_image *in, int W, int H, tsr_image *out)
     for (int y = 0; y < big.height; y++)
         for (int x = 0; x < big.width; x++) {
             unsigned char *d = (unsigned char *)big.data + (size_t)y * big.stride + 3 * x;
-            if (f > 1 && getenv("TSR_PUZZLE_BENCH_SMOOTH")) {   /* bilinear enlargement */
+            if (f > 1 && smooth) {   /* bilinear enlargement */
                 double sy = (y + 0.5) / f - 0.5, sx = (x + 0.5) / f - 0.5, fy, fx;
                 int y0, x0, y1, x1;
                 sy = sy < 0 ? 0 : sy, sx = sx < 0 ? 0 : sx;
@@ -392,8 +391,9 @@ static const char *pz_photos[] = {"astronaut.png", "coffee.png",  "chelsea.png",
                                   "hubble_deep_field.jpg", "retina.jpg", "camera.png"};
 #define PZ_NPHOTOS ((int)(sizeof pz_photos / sizeof pz_photos[0]))
 
-/* Load photo i prepared to W x H, or return -1. */
-static int pz_photo(int i, int W, int H, tsr_image *out)
+/* Load photo i prepared to W x H (small photos enlarged bilinearly with 'smooth', else by pixel
+ * replication), or return -1. */
+static int pz_photo_as(int i, int W, int H, int smooth, tsr_image *out)
 {
     const char *dir = getenv("TSR_PUZZLE_IMAGES");
     char path[1024];
@@ -416,9 +416,15 @@ static int pz_photo(int i, int W, int H, tsr_image *out)
         raw = rgb;
     }
     *out = (tsr_image){0};
-    rc = pz_prepare(&raw, W, H, out);
+    rc = pz_prepare(&raw, W, H, smooth, out);
     tsr_image_free(&raw);
     return rc;
+}
+
+/* Photo i prepared as the benchmark does (TSR_PUZZLE_BENCH_SMOOTH=1: bilinear enlargement). */
+static int pz_photo(int i, int W, int H, tsr_image *out)
+{
+    return pz_photo_as(i, W, H, getenv("TSR_PUZZLE_BENCH_SMOOTH") != NULL, out);
 }
 
 /* 432-piece puzzles of real photos (24x18 tiles of 28 pixels), known orientation. */
@@ -431,16 +437,32 @@ TEST(test_puzzle_photos_recovered)
         tsr_puzzle_scores r;
         if (pz_photo(i, 672, 504, &img)) continue;
         r = pz_solve_score(&img, 18, 24, 0, TSR_PUZZLE_GREEDY, NULL, 100 + (uint64_t)i, NULL);
-        /* the deep field is mostly black sky with faint noise: 43% (28% before the joint boundary
-         * model and the refinement); the others 93-100% */
-        CHECK_MSG(r.neighbor >= (i == 4 ? 0.3 : 0.9), "%s: neighbor %g", pz_photos[i], r.neighbor);
+        /* the deep field is mostly black sky with faint noise: 53% (28% before the joint boundary
+         * model and the refinement, 43% before its gain on dark sides and the large neighbourhood
+         * search); the others 93-100% */
+        CHECK_MSG(r.neighbor >= (i == 4 ? 0.45 : 0.9), "%s: neighbor %g", pz_photos[i], r.neighbor);
         nb += r.neighbor;
         sh += r.direct_shifted;
         got++;
         tsr_image_free(&img);
     }
     if (!got) SKIP("no photos (set TSR_PUZZLE_IMAGES to the folder of the shared images)");
-    CHECK_MSG(nb / got >= 0.86 && sh / got >= 0.8, "mean neighbor %g, shifted %g", nb / got, sh / got);
+    /* 91.4% and 86.2% on the CPU */
+    CHECK_MSG(nb / got >= 0.89 && sh / got >= 0.83, "mean neighbor %g, shifted %g", nb / got, sh / got);
+}
+
+/* The cameraman enlarged bilinearly, with rotation: its flat sky once passed for certain matches
+ * (every flat pair is likelier together than apart, and each side's best was lifted to 0),
+ * 75-80% neighbor accuracy; 100% on these scrambles since the lift to the median gap. */
+TEST(test_puzzle_photo_flat_sky_rotation)
+{
+    tsr_image img;
+    if (pz_photo_as(6, 672, 504, 1, &img)) SKIP("no photos (set TSR_PUZZLE_IMAGES to the folder of the shared images)");
+    for (int k = 0; k < 2; k++) {
+        tsr_puzzle_scores r = pz_solve_score(&img, 18, 24, 1, TSR_PUZZLE_GREEDY, NULL, k ? 4006 : 106, NULL);
+        CHECK_MSG(r.neighbor >= 0.95, "scramble %d: neighbor %g", k, r.neighbor);
+    }
+    tsr_image_free(&img);
 }
 
 static double pz_now(void)

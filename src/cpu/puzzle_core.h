@@ -49,7 +49,7 @@ typedef struct tsr__pz {
     float *fr[2], *fl[2];      /* [0]: tiles, [1]: transposed tiles (no rotation only); m x dim */
     int k;                     /* list length: min(TSR_PZ_K, candidates) */
     tsr__pz_cand *list;        /* m x 4 x k: nearest oriented tiles on each side, ascending */
-    float *lift;               /* m x 4: -(best D of the side) where negative, else 0 */
+    float *lift;               /* m x 4: raises the side's best D to the median first-second gap */
 } tsr__pz;
 
 /* The piece of an oriented tile. */
@@ -130,7 +130,7 @@ static inline const tsr__pz_cand *tsr__pz_list(const tsr__pz *pz, int o, int d)
 {
     return pz->list + ((size_t)o * 4 + d) * pz->k;
 }
-/* D(o1, d, o2) lifted by the larger lift of the two sides, so never negative (the confidences
+/* D(o1, d, o2) lifted by the larger lift of the two sides, never negative (the confidences
  * and the objective divide by second-best values): from o1's list when present, else computed. */
 float tsr__pz_lookup(const tsr__pz *pz, int o1, int d, int o2);
 /* Second-best D on side d of o lifted by the side's lift (the normaliser of confidences), never

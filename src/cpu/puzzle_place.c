@@ -321,10 +321,8 @@ static int tsr__pz_seeds(const tsr__pz *pz, int want, int *seeds)
         double v = 16.0 * bbc[o];
         for (int d = 0; d < 4 && pz->k; d++) {
             int x = tsr__pz_list(pz, o, d)[0].o;
-            if (tsr__pz_is_bb(pz, o, d, x))
-                /* the raw best over the lifted second: a best below 0 (likelier together than
-                 * apart) counts for more */
-                v += 2.0 * bbc[x] + (1.0 - tsr__pz_list(pz, o, d)[0].d / tsr__pz_second(pz, o, d));
+            if (tsr__pz_is_bb(pz, o, d, x))   /* lifted like the confidences of the placement */
+                v += 2.0 * bbc[x] + (1.0 - tsr__pz_lookup(pz, o, d, x) / tsr__pz_second(pz, o, d));
         }
         val[o] = v;
     }
@@ -394,6 +392,13 @@ static int tsr__pz_segment(const tsr__pz *pz, const int *piece, const unsigned c
 /* Regrowing keeps the cells whose every side has an objective term below this. */
 #define TSR_PZ_KEEP 1.5f
 #define TSR_PZ_REGROWS 4
+/* Large neighbourhood search on the best start: chains (independent of the thread count; they
+ * run side by side), windows of up to TSR_PZ_LNS_WIN cells a side, iterations per chain (fewer
+ * on large puzzles: at most TSR_PZ_LNS_WORK iterations x pieces). */
+#define TSR_PZ_LNS_CHAINS 2
+#define TSR_PZ_LNS_WIN 10
+#define TSR_PZ_LNS_ITERS 48
+#define TSR_PZ_LNS_WORK 400000
 
 /* Scratch of one start (one thread). */
 typedef struct {
@@ -466,6 +471,68 @@ static tsr_status tsr__pz_reframe(tsr__pz_work *w, int *piece, unsigned char *ro
     return TSR_OK;
 }
 
+/* Next value of a start's deterministic generator (splitmix64). */
+static uint64_t tsr__pz_next(uint64_t *st)
+{
+    uint64_t z = (*st += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Large neighbourhood search: windows of up to TSR_PZ_LNS_WIN x TSR_PZ_LNS_WIN cells, each
+ * around a cell with a side whose objective term is TSR_PZ_KEEP or more (chosen at random, as
+ * are the window's size and offset), are emptied, grown again inside the grid from the rest and
+ * searched locally; a result is kept when the objective drops. The local search moves single
+ * pieces, small blocks and confident segments; a wrong region joined by ambiguous sides (grass,
+ * noise) needs its pieces taken out and placed again together. 'chain' seeds the generator, so
+ * the result depends only on the input. */
+static tsr_status tsr__pz_lns(tsr__pz_work *w, int chain, int iters, int *piece, unsigned char *rot, double *score)
+{
+    const tsr__pz *pz = w->pz;
+    int n = pz->n, R = pz->rows, C = pz->cols, per = pz->rotate ? 4 : 1;
+    uint64_t st = 0x6A09E667F3BCC909ull * (uint64_t)(chain + 1);
+    unsigned char *ok = malloc((size_t)n);
+    tsr_status s = TSR_OK;
+    if (!ok) return tsr__fail(TSR_E_NOMEM, "puzzle: out of memory for placement");
+    for (int it = 0; it < iters; it++) {
+        int h = 2 + (int)(tsr__pz_next(&st) % (TSR_PZ_LNS_WIN - 1));
+        int wd = 2 + (int)(tsr__pz_next(&st) % (TSR_PZ_LNS_WIN - 1));
+        int good = tsr__pz_confident(pz, w->cache, piece, rot, TSR_PZ_KEEP, w->gy, w->gx, w->go), pick, y0 = 0, x0 = 0;
+        int keep = 0;
+        double c;
+        if (good == n) break;   /* nothing looks wrong */
+        h = h < R ? h : R, wd = wd < C ? wd : C;
+        memset(ok, 0, (size_t)n);
+        for (int i = 0; i < good; i++) ok[w->gy[i] * C + w->gx[i]] = 1;
+        pick = (int)(tsr__pz_next(&st) % (uint64_t)(n - good));
+        for (int i = 0; i < n; i++)
+            if (!ok[i] && pick-- == 0) {   /* the window holds cell i somewhere */
+                y0 = i / C - (int)(tsr__pz_next(&st) % (uint64_t)h);
+                x0 = i % C - (int)(tsr__pz_next(&st) % (uint64_t)wd);
+                break;
+            }
+        y0 = y0 < 0 ? 0 : y0 > R - h ? R - h : y0;
+        x0 = x0 < 0 ? 0 : x0 > C - wd ? C - wd : x0;
+        for (int i = 0; i < n; i++) {
+            int y = i / C, x = i % C;
+            if (y >= y0 && y < y0 + h && x >= x0 && x < x0 + wd) continue;
+            w->gy[keep] = y, w->gx[keep] = x, w->go[keep++] = piece[i] * per + (pz->rotate ? rot[i] : 0);
+        }
+        if (keep < 1) continue;
+        if ((s = tsr__pz_grow(pz, w->gy, w->gx, w->go, keep, 1, w->p2, w->r2, NULL, NULL))) break;
+        if ((s = tsr__pz_refine(pz, w->cache, w->p2, w->r2, piece, rot))) break;
+        c = tsr__pz_objective(pz, w->cache, w->p2, w->r2);
+        if (c < *score) {
+            memcpy(piece, w->p2, sizeof(int) * n);
+            memcpy(rot, w->r2, (size_t)n);
+            *score = c;
+        }
+    }
+    free(ok);
+    return s;
+}
+
 /* One start: grow from a seed (or its better turn, with 'turn'), then (with repair) regrow from the largest best-buddy segment,
  * refine, reframe, regrow from the confident cells, refine; piece/rot and its objective. */
 static tsr_status tsr__pz_start(tsr__pz_work *w, int repair, int seed, int turn, int *piece, unsigned char *rot,
@@ -530,6 +597,7 @@ static tsr_status tsr__pz_start(tsr__pz_work *w, int repair, int seed, int turn,
 struct tsr__pz_starts {
     const tsr__pz *pz;
     int repair, turn;
+    int lns;                  /* > 0: slots hold the best start, each a chain of this many iterations */
     const int *seeds;
     int *piece;               /* per start: n cells */
     unsigned char *rot;
@@ -549,8 +617,13 @@ static void tsr__pz_start_range(void *ctx, int b, int e)
         tsr__pz_work w;
         tsr_status s = tsr__pz_work_init(&w, j->pz);
         if (!s) {
-            s = tsr__pz_start(&w, j->repair, j->seeds[i], j->turn, j->piece + n * i, j->rot + n * i, &j->score[i],
-                              j->progress, j->pctx);
+            if (j->lns) {
+                j->score[i] = tsr__pz_objective(j->pz, w.cache, j->piece + n * i, j->rot + n * i);
+                s = tsr__pz_lns(&w, i, j->lns, j->piece + n * i, j->rot + n * i, &j->score[i]);
+            } else {
+                s = tsr__pz_start(&w, j->repair, j->seeds[i], j->turn, j->piece + n * i, j->rot + n * i, &j->score[i],
+                                  j->progress, j->pctx);
+            }
             tsr__pz_work_free(&w);
         }
         j->status[i] = s;
@@ -602,6 +675,27 @@ tsr_status tsr__pz_place(const tsr__pz *pz, int repair, int threads, int *piece,
             goto done;
         }
         if (j.score[i] < j.score[best]) best = i;   /* ties: the better seed */
+    }
+    /* the best start, searched further by the chains (each from it; ties: the lower chain) */
+    j.lns = TSR_PZ_LNS_WORK / n < TSR_PZ_LNS_ITERS ? TSR_PZ_LNS_WORK / n : TSR_PZ_LNS_ITERS;
+    if (repair && j.lns > 0 && n >= 4) {
+        int nc = ns < TSR_PZ_LNS_CHAINS ? ns : TSR_PZ_LNS_CHAINS;
+        for (int i = 0; i < nc; i++) {
+            if (i == best) continue;
+            memcpy(j.piece + (size_t)n * i, j.piece + (size_t)n * best, sizeof(int) * n);
+            memcpy(j.rot + (size_t)n * i, j.rot + (size_t)n * best, (size_t)n);
+        }
+        if (progress) progress(pctx, "searching", 0);
+        j.progress = NULL;
+        tsr__parallel_for(nc, 1, threads, tsr__pz_start_range, &j);
+        best = 0;
+        for (int i = 0; i < nc; i++) {
+            if (j.status[i]) {
+                s = tsr__fail(j.status[i], "%s", j.msg[i]);
+                goto done;
+            }
+            if (j.score[i] < j.score[best]) best = i;
+        }
     }
     memcpy(piece, j.piece + (size_t)n * best, sizeof(int) * n);
     memcpy(rot, j.rot + (size_t)n * best, (size_t)n);

@@ -149,6 +149,7 @@ typedef struct {
     int *nov, *stamp, cur;    /* a proposal: cell -> new tile where stamp[cell] == cur */
     int *chg, nchg;           /* cells the proposal changes */
     unsigned char *dirty;     /* cells changed (or next to a change) since their last visit */
+    unsigned char *touched;   /* cells dirty at the start of this sweep or changed during it */
     int *seg, *segcells, *segstart, nseg;   /* segments: id per cell, cells by segment */
     int *queue;               /* scratch: search queue, offsets tried */
 } tsr__pz_ls;
@@ -198,6 +199,7 @@ static int tsr__pz_ls_commit(tsr__pz_ls *b)
             b->o[c] = b->nov[c];
             b->pos[tsr__pz_piece(b->pz, b->o[c])] = c;
             b->dirty[c] = 1;
+            b->touched[c] = 1;
             for (int d = 0; d < 4; d++) {
                 int ny = y + tsr__pz_dy[d], nx = x + tsr__pz_dx[d];
                 if (ny >= 0 && ny < b->R && nx >= 0 && nx < b->C) b->dirty[ny * b->C + nx] = 1;
@@ -349,8 +351,11 @@ static int tsr__pz_ls_shifts(tsr__pz_ls *b)
     int moved = 0, *tried = b->queue;
     tsr__pz_ls_segments(b);
     for (int s = 0; s < b->nseg; s++) {
-        int cnt = b->segstart[s + 1] - b->segstart[s], ntried = 0, done = 0;
+        int cnt = b->segstart[s + 1] - b->segstart[s], ntried = 0, done = 0, near = 0;
         if (cnt > b->n / 2) continue;   /* moving the rest instead is the same move */
+        /* a segment with nothing changed in or next to it since the last sweep was tried then */
+        for (int i = 0; i < cnt && !near; i++) near = b->touched[b->segcells[b->segstart[s] + i]];
+        if (!near) continue;
         for (int i = 0; i < cnt && !done; i++) {
             int c = b->segcells[b->segstart[s] + i], y = c / b->C, x = c % b->C;
             for (int d = 0; d < 4 && !done; d++) {
@@ -397,12 +402,13 @@ tsr_status tsr__pz_refine(const tsr__pz *pz, tsr__pz_cache *cache, int *piece, u
     b.nov = malloc(sizeof(int) * n);
     b.stamp = calloc((size_t)n, sizeof(int));
     b.dirty = calloc((size_t)n, 1);
+    b.touched = malloc((size_t)n);
     b.chg = malloc(sizeof(int) * n * 2);
     b.seg = malloc(sizeof(int) * n);
     b.segcells = malloc(sizeof(int) * n);
     b.segstart = malloc(sizeof(int) * (n + 1));
     b.queue = malloc(sizeof(int) * n * 2);
-    ok = b.o && b.pos && b.nov && b.stamp && b.dirty && b.chg && b.seg && b.segcells && b.segstart && b.queue;
+    ok = b.o && b.pos && b.nov && b.stamp && b.dirty && b.touched && b.chg && b.seg && b.segcells && b.segstart && b.queue;
     if (ok) {
         b.cur = 1;
         for (int i = 0; i < n; i++) {
@@ -419,7 +425,9 @@ tsr_status tsr__pz_refine(const tsr__pz *pz, tsr__pz_cache *cache, int *piece, u
             }
         }
         for (int sw = 0; sw < TSR_PZ_SWEEPS; sw++) {
-            int moved = tsr__pz_ls_swaps(&b);
+            int moved;
+            memcpy(b.touched, b.dirty, (size_t)n);
+            moved = tsr__pz_ls_swaps(&b);
             moved += tsr__pz_ls_shifts(&b);
             if (!moved) break;
         }
@@ -428,7 +436,7 @@ tsr_status tsr__pz_refine(const tsr__pz *pz, tsr__pz_cache *cache, int *piece, u
             rot[i] = (unsigned char)(pz->rotate ? b.o[i] & 3 : 0);
         }
     }
-    free(b.o), free(b.pos), free(b.nov), free(b.stamp), free(b.dirty), free(b.chg), free(b.seg), free(b.segcells);
+    free(b.o), free(b.pos), free(b.nov), free(b.stamp), free(b.dirty), free(b.touched), free(b.chg), free(b.seg), free(b.segcells);
     free(b.segstart), free(b.queue);
     return ok ? TSR_OK : tsr__fail(TSR_E_NOMEM, "puzzle: out of memory for the local search");
 }

@@ -68,3 +68,9 @@ if [ "${PUZZLE:-0}" = 1 ]; then
         done | tee -a "$OUT/puzzle-e2e.log"
     fi
 fi
+# Optional (DEBAND=1): the deband GPU benchmark (kernels against the copy, the y4m pipe).
+if [ "${DEBAND:-0}" = 1 ]; then
+    timeout 240 bash bench/deband_bench.sh gpu >"$OUT/deband-bench.log" 2>&1
+    echo "deband benchmark: exit $?"
+    grep -E "^\|" "$OUT/deband-bench.log" | head -40
+fi

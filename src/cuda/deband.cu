@@ -1,9 +1,12 @@
-/* deband on CUDA: the planar kernel (one thread per pixel), the seed's packed-pixel experiments
+/* deband on CUDA: the planar kernel (one thread per pixel), the tiled kernel (shared-memory
+ * staging, 16 pixels per thread, offsets shared by planes of one geometry; its body is in
+ * deband_tiled.h), the seed's packed-pixel experiments
  * (aos3: three shorts read one at a time; aos4: four shorts read with one short4 load),
  * Floyd-Steinberg as an exact wavefront (one thread per row, each row two pixels behind the row
  * above), and the three-stream frame pipe. Every CUDA call is checked. */
 #include "cuda_common.cuh"
 #include "../cpu/deband_int.h"
+#include "deband_tiled.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,7 +39,7 @@ static size_t tsr__db_plane_base(const tsr__db_plane P[3], int i)
 }
 
 /* Reserve scratch for a frame; vals/errs when Floyd-Steinberg reduces the depth, aos buffers
- * for kinds 1 and 2. Allocation is synchronous (only when growing). */
+ * for kinds 1 and 2 (aos3, aos4). Allocation is synchronous (only when growing). */
 static tsr_status tsr__db_scratch_reserve(tsr__db_scratch *sc, const tsr__db_plane P[3], int nplanes, int kind)
 {
     size_t total = 0, n;
@@ -55,7 +58,7 @@ static tsr_status tsr__db_scratch_reserve(tsr__db_scratch *sc, const tsr__db_pla
         TSR_DB_TRY(cudaMalloc((void **)&sc->errs, be), "deband: cudaMalloc");
         sc->vals_n = total;
     }
-    if (kind) {
+    if (kind == 1 || kind == 2) {
         size_t px = (size_t)P[0].w * (size_t)P[0].h, bytes;
         if (!tsr__mul_size(px, kind == 1 ? 6 : 8, &bytes)) return tsr__fail(TSR_E_SIZE, "deband: frame size overflows");
         if (sc->aos_bytes < bytes) {
@@ -133,6 +136,62 @@ static tsr_status tsr__db_launch_planar(const tsr__db_plane &P, const void *src,
         else tsr__db_planar_kernel<Tin, Tout, 2, false><<<g, b, 0, st>>>(P, s, sp, d, dp, vals);
     }
     return TSR_CUDA_LAUNCHED("deband: planar kernel");
+}
+
+/* ---------------------------------------------------------------- tiled */
+
+/* The tiled kernel: one block per tile of every plane of a geometry (deband_tiled.h). SMEM:
+ * references from the staged region (dynamic shared memory of smem_w x smem_h samples), else
+ * from global memory. The plane loop is unrolled so that every index into 'a' and off[] is a
+ * constant; a.np is the same for the whole block, so the __syncthreads are reached by all. */
+template <int WIDE_IN, int MODE, int SMEM>
+__global__ void __launch_bounds__(TSR_DBT_THREADS, 4) tsr__dbt_kernel(tsr__dbt_args a)
+{
+    __shared__ uint32_t keys[4 * TSR_DBT_TH];
+    extern __shared__ uint16_t tsr__dbt_buf[];
+    int off[TSR_DBT_NPIX];
+    int tid = threadIdx.x, bx = blockIdx.x, by = blockIdx.y;
+    tsr__dbt_keys(&a, by, tid, keys);
+#pragma unroll
+    for (int p = 0; p < 3; p++) {
+        if (p >= a.np) break;
+        if (SMEM) {
+            if (p) __syncthreads();   /* every thread has finished reading plane p-1's staging */
+            tsr__dbt_load(&a, MODE, WIDE_IN, p, bx, by, tid, tsr__dbt_buf);
+        }
+        __syncthreads();              /* the keys (p == 0) and plane p's staging are complete */
+        tsr__dbt_compute(&a, MODE, WIDE_IN, SMEM, p, bx, by, tid, keys, tsr__dbt_buf, off);
+    }
+}
+
+/* Launch the tiled kernel for the planes in 'a' (staging sized here). */
+static tsr_status tsr__dbt_launch(tsr__dbt_args &a, cudaStream_t st)
+{
+    int mode = a.P[0].sample_mode, bytes = tsr__dbt_plan(&a, mode);
+    dim3 b(TSR_DBT_THREADS), g(tsr__div_up((unsigned)a.P[0].w, TSR_DBT_TW), tsr__div_up((unsigned)a.P[0].h, TSR_DBT_TH));
+    if (bytes) {
+        if (a.wide_in) mode == 1 ? tsr__dbt_kernel<1, 1, 1><<<g, b, bytes, st>>>(a) : tsr__dbt_kernel<1, 2, 1><<<g, b, bytes, st>>>(a);
+        else mode == 1 ? tsr__dbt_kernel<0, 1, 1><<<g, b, bytes, st>>>(a) : tsr__dbt_kernel<0, 2, 1><<<g, b, bytes, st>>>(a);
+    } else {
+        if (a.wide_in) mode == 1 ? tsr__dbt_kernel<1, 1, 0><<<g, b, 0, st>>>(a) : tsr__dbt_kernel<1, 2, 0><<<g, b, 0, st>>>(a);
+        else mode == 1 ? tsr__dbt_kernel<0, 1, 0><<<g, b, 0, st>>>(a) : tsr__dbt_kernel<0, 2, 0><<<g, b, 0, st>>>(a);
+    }
+    return TSR_CUDA_LAUNCHED("deband: tiled kernel");
+}
+
+/* Queue the tiled variant for a frame: one launch per group of consecutive planes with the same
+ * size and offset key (Y, then Cb+Cr; or all three of 4:4:4). vals: Floyd-Steinberg values in the
+ * scratch layout, or NULL for direct output. */
+static tsr_status tsr__dbt_run(const tsr_frame *src, tsr_frame *dst, const tsr__db_plane P[3], uint16_t *vals,
+                               cudaStream_t st)
+{
+    tsr__dbt_args a;
+    for (int i = 0; i < src->nplanes; i += a.np) {
+        tsr_status s;
+        tsr__dbt_group(src, dst, P, i, vals, &a);
+        if ((s = tsr__dbt_launch(a, st))) return s;
+    }
+    return TSR_OK;
 }
 
 /* ---------------------------------------------------------------- packed pixels (the seed) */
@@ -311,6 +370,8 @@ static tsr_status tsr__db_enqueue(int kind, const tsr_frame *src, tsr_frame *dst
                 s = tsr__db_launch_planar<uint8_t, uint8_t>(P[i], src->plane[i], src->stride[i], dst->plane[i], dst->stride[i], vals, st);
             if (s) return s;
         }
+    } else if (kind == 3) {
+        if ((s = tsr__dbt_run(src, dst, P, fs ? sc->vals : NULL, st))) return s;
     } else {
         int w = P[0].w, h = P[0].h;
         dim3 b(TSR_DB_BX, TSR_DB_BY), g(tsr__div_up((unsigned)w, TSR_DB_BX), tsr__div_up((unsigned)h, TSR_DB_BY));
@@ -496,7 +557,7 @@ extern "C" tsr_status tsr__deband_cuda_time(int kind, const tsr_frame *src, tsr_
     tsr_status s;
     int wide_in = src->bits > 8, wide_out = dst->bits > 8;
     memset(&sc, 0, sizeof sc);
-    if (kind && src->chroma != TSR_CHROMA_444) return tsr__fail(TSR_E_UNSUPPORTED, "deband: aos variants need 4:4:4");
+    if ((kind == 1 || kind == 2) && src->chroma != TSR_CHROMA_444) return tsr__fail(TSR_E_UNSUPPORTED, "deband: aos variants need 4:4:4");
     if (P[0].dither == TSR_DITHER_FLOYD && P[0].out_shift)
         return tsr__fail(TSR_E_UNSUPPORTED, "deband bench: time without Floyd-Steinberg depth reduction");
     if ((s = tsr__cuda_status(cudaEventCreate(&e0), "cudaEventCreate")) ||
@@ -517,6 +578,8 @@ extern "C" tsr_status tsr__deband_cuda_time(int kind, const tsr_frame *src, tsr_
                     else
                         s = tsr__fail(TSR_E_UNSUPPORTED, "deband bench: same input and output depth only");
                 }
+            } else if (kind == 3) {
+                s = tsr__dbt_run(src, dst, P, NULL, 0);
             } else {
                 dim3 b(TSR_DB_BX, TSR_DB_BY), g(tsr__div_up((unsigned)P[0].w, TSR_DB_BX), tsr__div_up((unsigned)P[0].h, TSR_DB_BY));
                 if (kind == 1) {

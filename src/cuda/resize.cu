@@ -1,11 +1,12 @@
 /* Shrinking by area averaging on the GPU, bit-exact with src/cpu/resize.c:
  *  - integer factors: exact integer cell sums; 2x2 (cn != 2) rounds (sum + 2) >> 2, other
  *    factors multiply the float sum by the float 1/(fx*fy) and round half to even;
- *  - fractional factors: OpenCV's per-axis weight tables, computed on the device by a small
- *    kernel with the host's double arithmetic step for step (explicit _rn intrinsics, so no
- *    FMA contraction), then each output accumulates in float in the reference's order.
- * The tables live in stream-ordered memory (cudaMallocAsync / cudaFreeAsync), so the variant
- * never synchronises the host. */
+ *  - fractional factors: OpenCV's per-axis weight cells, computed on the device with the
+ *    host's double arithmetic step for step (explicit _rn intrinsics, so no FMA contraction),
+ *    then each output accumulates in float in the reference's order. Cells of up to 8 samples
+ *    along x are computed inside the output kernel (no tables, no allocation); wider ones are
+ *    tabulated by a small kernel into stream-ordered memory (cudaMallocAsync / cudaFreeAsync).
+ * Neither path synchronises the host. */
 #include "kernels_common.cuh"
 
 /* ------------------------------------------------------------------------ integer factors */
@@ -92,34 +93,58 @@ struct tsr__cu_area_axis {
 /* Entries one destination cell can need: a partial sample, floor(scale) whole ones, a partial. */
 static int tsr__area_slots(double scale) { return (int)scale + 2; }
 
-/* The entries of destination index d, exactly as tsr__area_tab_compute in src/cpu/resize.c. */
-__device__ static void tsr__area_cell(const tsr__cu_area_axis &ax, int d)
+/* One destination cell of an axis: source samples si0 .. si0+n-1 (always consecutive), weighted
+ * 'first' for the first, 'last' for the last and 'mid' for the others (n == 1: first == last). */
+struct tsr__cu_cell {
+    int si0, n;
+    float first, mid, last;
+};
+
+/* Cell d of an axis from ssize to dsize samples (scale = ssize/dsize as the reference computes
+ * it), exactly as tsr__area_tab_compute in src/cpu/resize.c: the host's double arithmetic step
+ * for step (explicit _rn intrinsics, so no FMA contraction). */
+__device__ static tsr__cu_cell tsr__area_cell_of(int ssize, double scale, int d)
 {
-    const int ssize = ax.ssize;
-    const double scale = ax.scale;
-    tsr__cu_area_entry *out = ax.tab + (size_t)d * ax.slots;
-    int k = 0;
+    tsr__cu_cell c;
     double fsx1 = __dmul_rn((double)d, scale), fsx2 = __dadd_rn(fsx1, scale);
     double rest = __dsub_rn((double)ssize, fsx1);
     double cell = scale < rest ? scale : rest;
-    int sx1 = (int)ceil(fsx1), sx2 = (int)floor(fsx2);
+    int sx1 = (int)ceil(fsx1), sx2 = (int)floor(fsx2), lo, hi;
+    float alo = 0.f, ahi = 0.f;
     sx2 = sx2 < ssize - 1 ? sx2 : ssize - 1;
     sx1 = sx1 < sx2 ? sx1 : sx2;
-    if (__dsub_rn((double)sx1, fsx1) > 1e-3) {
-        out[k].si = sx1 - 1;
-        out[k++].alpha = __double2float_rn(__ddiv_rn(__dsub_rn((double)sx1, fsx1), cell));
-    }
-    for (int sx = sx1; sx < sx2; sx++) {
-        out[k].si = sx;
-        out[k++].alpha = __double2float_rn(__ddiv_rn(1.0, cell));
-    }
-    if (__dsub_rn(fsx2, (double)sx2) > 1e-3) {
+    lo = __dsub_rn((double)sx1, fsx1) > 1e-3;
+    hi = __dsub_rn(fsx2, (double)sx2) > 1e-3;
+    if (lo) alo = __double2float_rn(__ddiv_rn(__dsub_rn((double)sx1, fsx1), cell));
+    c.mid = __double2float_rn(__ddiv_rn(1.0, cell));
+    if (hi) {
         double a = __dsub_rn(fsx2, (double)sx2) < 1. ? __dsub_rn(fsx2, (double)sx2) : 1.;
         a = a < cell ? a : cell;
-        out[k].si = sx2;
-        out[k++].alpha = __double2float_rn(__ddiv_rn(a, cell));
+        ahi = __double2float_rn(__ddiv_rn(a, cell));
     }
-    ax.count[d] = k;
+    c.si0 = lo ? sx1 - 1 : sx1;
+    c.n = lo + (sx2 - sx1) + hi;
+    c.first = lo ? alo : sx2 > sx1 ? c.mid : ahi;
+    c.last = hi ? ahi : sx2 > sx1 ? c.mid : alo;
+    return c;
+}
+
+/* Weight of entry k of cell c. */
+__device__ static __forceinline__ float tsr__cell_alpha(const tsr__cu_cell &c, int k)
+{
+    return k == 0 ? c.first : k == c.n - 1 ? c.last : c.mid;
+}
+
+/* The table entries of destination index d (the generic kernel's layout). */
+__device__ static void tsr__area_cell(const tsr__cu_area_axis &ax, int d)
+{
+    tsr__cu_cell c = tsr__area_cell_of(ax.ssize, ax.scale, d);
+    tsr__cu_area_entry *out = ax.tab + (size_t)d * ax.slots;
+    for (int k = 0; k < c.n; k++) {
+        out[k].si = c.si0 + k;
+        out[k].alpha = tsr__cell_alpha(c, k);
+    }
+    ax.count[d] = c.n;
 }
 
 /* Both axes' tables: threads [0, x.dsize) do x, the rest y. */
@@ -166,8 +191,106 @@ __global__ void tsr__resize_area_kernel(const unsigned char *src, size_t sstride
     }
 }
 
-/* Fractional factors: allocate the tables in stream-ordered memory, build them on the device,
- * queue the output kernel, and free the tables in stream order (no host synchronisation). */
+/* The same sums with no tables: each thread computes its x cell (at most MAXS entries, kept in
+ * registers and applied predicated in the reference's order), the block's first threads compute
+ * the cells of its ROWS output rows into shared memory, and a thread walks those rows, so that
+ * a source row shared by two cells (the partial row at their boundary) is weighted along x once:
+ * its float row sum depends only on the row and dx, so reusing it is exact. No allocation, no
+ * table kernel. */
+template <class T, int CN, int MAXS, int ROWS>
+__global__ void tsr__resize_area_reg_kernel(const unsigned char *src, size_t sstride, unsigned char *dst,
+                                            size_t dstride, tsr__cu_area_axis x, tsr__cu_area_axis y, unsigned maxv)
+{
+    constexpr int cn = CN;
+    __shared__ tsr__cu_cell ycell[ROWS];
+    const int dx = blockIdx.x * blockDim.x + threadIdx.x, live = dx < x.dsize;
+    int xs[MAXS], nx = 0;
+    float xa[MAXS];
+    if (live) {
+        tsr__cu_cell c = tsr__area_cell_of(x.ssize, x.scale, dx);
+        nx = c.n;
+#pragma unroll
+        for (int k = 0; k < MAXS; k++) {
+            xs[k] = (c.si0 + (k < nx ? k : 0)) * cn;
+            xa[k] = tsr__cell_alpha(c, k);
+        }
+    }
+    for (long long dy0 = (long long)blockIdx.y * ROWS; dy0 < y.dsize; dy0 += (long long)gridDim.y * ROWS) {
+        const int nrows = y.dsize - dy0 < ROWS ? (int)(y.dsize - dy0) : ROWS;
+        int cached = -1;
+        float cbuf[4] = {0.f, 0.f, 0.f, 0.f};
+        __syncthreads();   /* the previous group's cells are no longer read */
+        if (threadIdx.x < nrows) ycell[threadIdx.x] = tsr__area_cell_of(y.ssize, y.scale, (int)(dy0 + threadIdx.x));
+        __syncthreads();
+        if (!live) continue;
+        for (int r = 0; r < nrows; r++) {
+            const tsr__cu_cell yc = ycell[r];
+            float sum[4] = {0.f, 0.f, 0.f, 0.f};
+            for (int j = 0; j < yc.n; j++) {
+                const int si = yc.si0 + j;
+                const float beta = tsr__cell_alpha(yc, j);
+                if (si != cached) {
+                    const T *row = (const T *)(src + (size_t)si * sstride);
+                    float buf[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+                    for (int k = 0; k < MAXS; k++)
+                        if (k < nx) {
+#pragma unroll
+                            for (int c = 0; c < cn; c++) buf[c] = __fadd_rn(buf[c], __fmul_rn((float)__ldg(row + xs[k] + c), xa[k]));
+                        }
+#pragma unroll
+                    for (int c = 0; c < cn; c++) cbuf[c] = buf[c];
+                    cached = si;
+                }
+#pragma unroll
+                for (int c = 0; c < cn; c++) sum[c] = j == 0 ? __fmul_rn(beta, cbuf[c]) : __fadd_rn(sum[c], __fmul_rn(beta, cbuf[c]));
+            }
+            T *d = (T *)(dst + (size_t)(dy0 + r) * dstride) + (size_t)dx * cn;
+#pragma unroll
+            for (int c = 0; c < cn; c++) {
+                int v = __float2int_rn(sum[c]);
+                d[c] = (T)(v < 0 ? 0u : (unsigned)v > maxv ? maxv : (unsigned)v);
+            }
+        }
+    }
+}
+
+/* Output rows per block of the register kernel: reuse of boundary rows against parallelism. */
+#define TSR_RESIZE_AREA_ROWS 4
+
+/* Fractional factors, x cells of at most 8 samples (x shrunk less than 7 times): the register
+ * kernel, which needs no tables and no allocation. */
+template <class T>
+static void tsr__resize_area_reg(const tsr_image *src, tsr_image *dst, const tsr__cu_area_axis &x,
+                                 const tsr__cu_area_axis &y, cudaStream_t st)
+{
+    const int rows = TSR_RESIZE_AREA_ROWS;
+    dim3 block(128), grid(tsr__div_up((unsigned)dst->width, 128),
+                          tsr__cu_grid_rows((int)(((long long)dst->height + rows - 1) / rows)));
+    unsigned maxv = src->depth == TSR_U8 ? 255u : 65535u;
+    const unsigned char *sp = (const unsigned char *)src->data;
+    unsigned char *dp = (unsigned char *)dst->data;
+#define TSR_RESIZE_AREA_REG(CN)                                                                                      \
+    do {                                                                                                             \
+        if (x.slots <= 4)                                                                                            \
+            tsr__resize_area_reg_kernel<T, CN, 4, TSR_RESIZE_AREA_ROWS><<<grid, block, 0, st>>>(sp, src->stride, dp, \
+                                                                                           dst->stride, x, y, maxv); \
+        else                                                                                                         \
+            tsr__resize_area_reg_kernel<T, CN, 8, TSR_RESIZE_AREA_ROWS><<<grid, block, 0, st>>>(sp, src->stride, dp, \
+                                                                                           dst->stride, x, y, maxv); \
+    } while (0)
+    switch (src->channels) {
+    case 1: TSR_RESIZE_AREA_REG(1); break;
+    case 2: TSR_RESIZE_AREA_REG(2); break;
+    case 3: TSR_RESIZE_AREA_REG(3); break;
+    default: TSR_RESIZE_AREA_REG(4); break;
+    }
+#undef TSR_RESIZE_AREA_REG
+}
+
+/* Fractional factors: x cells of up to 8 samples by the register kernel; wider cells with the
+ * tables, allocated in stream-ordered memory, built on the device and freed in stream order (no
+ * host synchronisation either way). */
 static tsr_status tsr__resize_area(const tsr_image *src, tsr_image *dst, cudaStream_t st)
 {
     tsr__cu_area_axis x, y;
@@ -182,6 +305,13 @@ static tsr_status tsr__resize_area(const tsr_image *src, tsr_image *dst, cudaStr
     y.dsize = dst->height;
     y.scale = 1. / ((double)dst->height / src->height);
     y.slots = tsr__area_slots(y.scale);
+    x.tab = y.tab = NULL;
+    x.count = y.count = NULL;
+    if (x.slots <= 8) {
+        if (src->depth == TSR_U8) tsr__resize_area_reg<uint8_t>(src, dst, x, y, st);
+        else tsr__resize_area_reg<uint16_t>(src, dst, x, y, st);
+        return TSR_CUDA_LAUNCHED("resize area kernel");
+    }
     nxe = (size_t)x.dsize * x.slots;
     nye = (size_t)y.dsize * y.slots;
     bytes = (nxe + nye) * sizeof(tsr__cu_area_entry) + ((size_t)x.dsize + y.dsize) * sizeof(int);
@@ -235,6 +365,6 @@ static tsr_status tsr__resize_cells(const tsr_image *src, tsr_image *dst, const 
 
 extern "C" const tsr_variant tsr__resize_cuda[] = {
     {"cells", TSR_BACKEND_CUDA,
-     "one thread per output pixel: exact integer cells, or device-built fractional weight tables",
+     "one thread per output pixel: exact integer cells, or device-built fractional weight tables (up to 8 x samples: cells computed in the kernel, no tables)",
      tsr__resize_cells, NULL, 1, 0},
     TSR_CUDA_END};

@@ -1,6 +1,6 @@
 /* Helper of bench/deband_bench.sh (built by it against build/libtessera.a):
  *   gen W H N BITS           N synthetic smooth 4:2:0 frames as y4m on stdout
- *   gpu W H ITERS            kernel time vs device copy for planar (4:2:0, 4:4:4), aos3, aos4
+ *   gpu W H ITERS            kernel time vs device copy for planar, vec and staged (4:2:0, 4:4:4), aos3, aos4
  *   quality NAME SRC.y4m     banding metrics of deband on a 16-bit source (first frame, luma)
  *   quality NAME synthetic-K built-in 16-bit gradients (K = 0, 1, 2)
  *   texture NAME IMG8.y4m    how much deband changes an 8-bit textured image
@@ -62,7 +62,8 @@ static void cmd_gpu(int w, int h, int iters)
 {
     static const struct { int kind, chroma; const char *name; } runs[] = {
         {0, TSR_CHROMA_420, "planar 4:2:0"}, {0, TSR_CHROMA_444, "planar 4:4:4"}, {1, TSR_CHROMA_444, "aos3 4:4:4"},
-        {2, TSR_CHROMA_444, "aos4 4:4:4"}};
+        {2, TSR_CHROMA_444, "aos4 4:4:4"}, {3, TSR_CHROMA_420, "vec 4:2:0"}, {3, TSR_CHROMA_444, "vec 4:4:4"},
+        {4, TSR_CHROMA_420, "staged 4:2:0"}, {4, TSR_CHROMA_444, "staged 4:4:4"}};
     tsr_deband_params p;
 #ifndef TSR_HAVE_CUDA
     (void)w, (void)h, (void)iters, (void)p;

@@ -15,7 +15,7 @@ extern "C" {
 void tsr__deband_setup(const tsr_frame *src, const tsr_deband_params *p, int frame_index, int out_bits,
                        tsr__db_plane P[3]);
 
-/* CUDA variants: kind 0 planar, 1 aos3, 2 aos4, 3 tiled. src and dst are device frames; the work is queued
+/* CUDA variants: kind 0 planar, 1 aos3, 2 aos4, 3 vec, 4 staged. src and dst are device frames; the work is queued
  * on 'stream' and the call returns without waiting (temporary buffers are freed stream-ordered). */
 tsr_status tsr__deband_cuda_run(int kind, const tsr_frame *src, tsr_frame *dst, const tsr__db_plane P[3],
                                 void *stream);

@@ -1,12 +1,13 @@
-/* deband on CUDA: the planar kernel (one thread per pixel), the tiled kernel (shared-memory
- * staging, 16 pixels per thread, offsets shared by planes of one geometry; its body is in
- * deband_tiled.h), the seed's packed-pixel experiments
+/* deband on CUDA: the planar kernel (one thread per pixel), the vec kernel (4 pixels per
+ * thread, offsets shared by the planes of one geometry; staged: the same with the references
+ * gathered from shared memory; deband_vec.cuh), the seed's packed-pixel
+ * experiments
  * (aos3: three shorts read one at a time; aos4: four shorts read with one short4 load),
  * Floyd-Steinberg as an exact wavefront (one thread per row, each row two pixels behind the row
  * above), and the three-stream frame pipe. Every CUDA call is checked. */
 #include "cuda_common.cuh"
 #include "../cpu/deband_int.h"
-#include "deband_tiled.h"
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,61 +139,7 @@ static tsr_status tsr__db_launch_planar(const tsr__db_plane &P, const void *src,
     return TSR_CUDA_LAUNCHED("deband: planar kernel");
 }
 
-/* ---------------------------------------------------------------- tiled */
-
-/* The tiled kernel: one block per tile of every plane of a geometry (deband_tiled.h). SMEM:
- * references from the staged region (dynamic shared memory of smem_w x smem_h samples), else
- * from global memory. The plane loop is unrolled so that every index into 'a' and off[] is a
- * constant; a.np is the same for the whole block, so the __syncthreads are reached by all. */
-template <int WIDE_IN, int MODE, int SMEM>
-__global__ void __launch_bounds__(TSR_DBT_THREADS, 4) tsr__dbt_kernel(tsr__dbt_args a)
-{
-    __shared__ uint32_t keys[4 * TSR_DBT_TH];
-    extern __shared__ uint16_t tsr__dbt_buf[];
-    int off[TSR_DBT_NPIX];
-    int tid = threadIdx.x, bx = blockIdx.x, by = blockIdx.y;
-    tsr__dbt_keys(&a, by, tid, keys);
-#pragma unroll
-    for (int p = 0; p < 3; p++) {
-        if (p >= a.np) break;
-        if (SMEM) {
-            if (p) __syncthreads();   /* every thread has finished reading plane p-1's staging */
-            tsr__dbt_load(&a, MODE, WIDE_IN, p, bx, by, tid, tsr__dbt_buf);
-        }
-        __syncthreads();              /* the keys (p == 0) and plane p's staging are complete */
-        tsr__dbt_compute(&a, MODE, WIDE_IN, SMEM, p, bx, by, tid, keys, tsr__dbt_buf, off);
-    }
-}
-
-/* Launch the tiled kernel for the planes in 'a' (staging sized here). */
-static tsr_status tsr__dbt_launch(tsr__dbt_args &a, cudaStream_t st)
-{
-    int mode = a.P[0].sample_mode, bytes = tsr__dbt_plan(&a, mode);
-    dim3 b(TSR_DBT_THREADS), g(tsr__div_up((unsigned)a.P[0].w, TSR_DBT_TW), tsr__div_up((unsigned)a.P[0].h, TSR_DBT_TH));
-    if (bytes) {
-        if (a.wide_in) mode == 1 ? tsr__dbt_kernel<1, 1, 1><<<g, b, bytes, st>>>(a) : tsr__dbt_kernel<1, 2, 1><<<g, b, bytes, st>>>(a);
-        else mode == 1 ? tsr__dbt_kernel<0, 1, 1><<<g, b, bytes, st>>>(a) : tsr__dbt_kernel<0, 2, 1><<<g, b, bytes, st>>>(a);
-    } else {
-        if (a.wide_in) mode == 1 ? tsr__dbt_kernel<1, 1, 0><<<g, b, 0, st>>>(a) : tsr__dbt_kernel<1, 2, 0><<<g, b, 0, st>>>(a);
-        else mode == 1 ? tsr__dbt_kernel<0, 1, 0><<<g, b, 0, st>>>(a) : tsr__dbt_kernel<0, 2, 0><<<g, b, 0, st>>>(a);
-    }
-    return TSR_CUDA_LAUNCHED("deband: tiled kernel");
-}
-
-/* Queue the tiled variant for a frame: one launch per group of consecutive planes with the same
- * size and offset key (Y, then Cb+Cr; or all three of 4:4:4). vals: Floyd-Steinberg values in the
- * scratch layout, or NULL for direct output. */
-static tsr_status tsr__dbt_run(const tsr_frame *src, tsr_frame *dst, const tsr__db_plane P[3], uint16_t *vals,
-                               cudaStream_t st)
-{
-    tsr__dbt_args a;
-    for (int i = 0; i < src->nplanes; i += a.np) {
-        tsr_status s;
-        tsr__dbt_group(src, dst, P, i, vals, &a);
-        if ((s = tsr__dbt_launch(a, st))) return s;
-    }
-    return TSR_OK;
-}
+#include "deband_vec.cuh"
 
 /* ---------------------------------------------------------------- packed pixels (the seed) */
 
@@ -370,8 +317,8 @@ static tsr_status tsr__db_enqueue(int kind, const tsr_frame *src, tsr_frame *dst
                 s = tsr__db_launch_planar<uint8_t, uint8_t>(P[i], src->plane[i], src->stride[i], dst->plane[i], dst->stride[i], vals, st);
             if (s) return s;
         }
-    } else if (kind == 3) {
-        if ((s = tsr__dbt_run(src, dst, P, fs ? sc->vals : NULL, st))) return s;
+    } else if (kind == 3 || kind == 4) {
+        if ((s = tsr__dbv_run(src, dst, P, fs ? sc->vals : NULL, kind == 4, st))) return s;
     } else {
         int w = P[0].w, h = P[0].h;
         dim3 b(TSR_DB_BX, TSR_DB_BY), g(tsr__div_up((unsigned)w, TSR_DB_BX), tsr__div_up((unsigned)h, TSR_DB_BY));
@@ -578,8 +525,8 @@ extern "C" tsr_status tsr__deband_cuda_time(int kind, const tsr_frame *src, tsr_
                     else
                         s = tsr__fail(TSR_E_UNSUPPORTED, "deband bench: same input and output depth only");
                 }
-            } else if (kind == 3) {
-                s = tsr__dbt_run(src, dst, P, NULL, 0);
+            } else if (kind == 3 || kind == 4) {
+                s = tsr__dbv_run(src, dst, P, NULL, kind == 4, 0);
             } else {
                 dim3 b(TSR_DB_BX, TSR_DB_BY), g(tsr__div_up((unsigned)P[0].w, TSR_DB_BX), tsr__div_up((unsigned)P[0].h, TSR_DB_BY));
                 if (kind == 1) {

@@ -42,6 +42,22 @@ template <typename T> struct tsr__dbv_vec;
 template <> struct tsr__dbv_vec<uint16_t> { typedef ushort4 type; };
 template <> struct tsr__dbv_vec<uint8_t> { typedef uchar4 type; };
 
+/* Store the n (1..4) output samples at d: one 4-sample store when the row is aligned for it
+ * (vec) and all 4 are inside the plane, else one at a time. */
+template <typename Tout>
+__device__ __forceinline__ void tsr__dbv_store(Tout *d, const int *out, int n, int vec)
+{
+    if (vec && n == TSR_DBV_PX) {
+        typename tsr__dbv_vec<Tout>::type v;
+        v.x = (Tout)out[0], v.y = (Tout)out[1], v.z = (Tout)out[2], v.w = (Tout)out[3];
+        *(typename tsr__dbv_vec<Tout>::type *)d = v;
+    } else {
+#pragma unroll
+        for (int k = 0; k < TSR_DBV_PX; k++)
+            if (k < n) d[k] = (Tout)out[k];
+    }
+}
+
 /* Plane q's 4 pixels at (x0.., y): load, deband with the given offsets, store. n: pixels inside
  * the plane (1..4); pixels past it repeat pixel 0's loads (valid addresses) and are not stored.
  * dxs/dys[k]: the reference offsets of pixel k. */
@@ -87,15 +103,7 @@ __device__ __forceinline__ void tsr__dbv_plane(const tsr__dbv_args &a, int q, in
                                     ref[k][3] << sh, Q.grain ? tsr__db_grain(&Q, grow, x0 + k) : 0);
         out[k] = RAW ? v : tsr__db_quant(&Q, v, tsr__db_dither_add(&Q, x0 + k, y));
     }
-    if (a.vec && n == TSR_DBV_PX) {
-        typename tsr__dbv_vec<Tout>::type v;
-        v.x = (Tout)out[0], v.y = (Tout)out[1], v.z = (Tout)out[2], v.w = (Tout)out[3];
-        *(typename tsr__dbv_vec<Tout>::type *)d = v;
-    } else {
-#pragma unroll
-        for (int k = 0; k < TSR_DBV_PX; k++)
-            if (k < n) d[k] = (Tout)out[k];
-    }
+    tsr__dbv_store<Tout>(d, out, n, a.vec);
 }
 
 /* A block covers 128 x 4 pixels of every plane in a. RAW: store the 16-bit value (16-bit output
@@ -243,18 +251,7 @@ __global__ void __launch_bounds__(TSR_DBV_BX *TSR_DBS_BY, TSR_DBS_MINB) tsr__dbs
                     out[k] = RAW ? v2 : tsr__db_quant(&Q, v2, tsr__db_dither_add(&Q, x0 + k, y));
                 }
             }
-            {
-                Tout *d = (Tout *)a.dst[q] + (size_t)y * (size_t)a.dp[q] + x0;
-                if (a.vec && n == TSR_DBV_PX) {
-                    typename tsr__dbv_vec<Tout>::type v;
-                    v.x = (Tout)out[0], v.y = (Tout)out[1], v.z = (Tout)out[2], v.w = (Tout)out[3];
-                    *(typename tsr__dbv_vec<Tout>::type *)d = v;
-                } else {
-#pragma unroll
-                    for (int k = 0; k < TSR_DBV_PX; k++)
-                        if (k < n) d[k] = (Tout)out[k];
-                }
-            }
+            tsr__dbv_store<Tout>((Tout *)a.dst[q] + (size_t)y * (size_t)a.dp[q] + x0, out, n, a.vec);
         }
     }
 }

@@ -1,4 +1,8 @@
-# deband vec/staged register-cap sweep (device): rebuild deband.o per setting, time with deband_tool.
+#!/usr/bin/env bash
+# deband vec/staged register-cap sweep (GPU machine): rebuild the library per setting of
+# TSR_DBV_MINB / TSR_DBS_MINB and time the kernels with deband_tool (docs/deband.md).
+set -u
+cd "$(dirname "$0")/../.."
 for cfg in "8 4" "10 5" "12 6" "16 8"; do
   set -- $cfg
   touch src/cuda/deband.cu

@@ -7,7 +7,6 @@
  * above), and the three-stream frame pipe. Every CUDA call is checked. */
 #include "cuda_common.cuh"
 #include "../cpu/deband_int.h"
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -17,6 +17,8 @@
 #ifndef TSR_DEBAND_VEC_CUH
 #define TSR_DEBAND_VEC_CUH
 
+#include <limits.h>
+
 #define TSR_DBV_PX 4   /* pixels of a thread, consecutive along x */
 #define TSR_DBV_BX 32  /* threads of a block along x: 128 pixels */
 #define TSR_DBV_BY 4   /* rows of a block */
@@ -42,11 +44,22 @@ template <typename T> struct tsr__dbv_vec;
 template <> struct tsr__dbv_vec<uint16_t> { typedef ushort4 type; };
 template <> struct tsr__dbv_vec<uint8_t> { typedef uchar4 type; };
 
-/* Store the n (1..4) output samples at d: one 4-sample store when the row is aligned for it
- * (vec) and all 4 are inside the plane, else one at a time. */
-template <typename Tout>
-__device__ __forceinline__ void tsr__dbv_store(Tout *d, const int *out, int n, int vec)
+/* Deband the 4 pixels at (x0.., y) from their samples and references (raw, at the input depth;
+ * Q's sample mode and blur-first already the kernel's constants), then store the n (1..4) inside
+ * the plane at d: one 4-sample store when the row is aligned for it (vec) and all 4 are inside,
+ * else one at a time. grow: the row's grain key. RAW: store the 16-bit values. */
+template <typename Tout, int RAW>
+__device__ __forceinline__ void tsr__dbv_finish(const tsr__db_plane &Q, const int *src0, const int (*ref)[4],
+                                                uint32_t grow, int x0, int y, Tout *d, int n, int vec)
 {
+    const int sh = Q.in_shift;
+    int out[TSR_DBV_PX];
+#pragma unroll
+    for (int k = 0; k < TSR_DBV_PX; k++) {
+        const int v = tsr__db_value(&Q, src0[k] << sh, ref[k][0] << sh, ref[k][1] << sh, ref[k][2] << sh,
+                                    ref[k][3] << sh, Q.grain ? tsr__db_grain(&Q, grow, x0 + k) : 0);
+        out[k] = RAW ? v : tsr__db_quant(&Q, v, tsr__db_dither_add(&Q, x0 + k, y));
+    }
     if (vec && n == TSR_DBV_PX) {
         typename tsr__dbv_vec<Tout>::type v;
         v.x = (Tout)out[0], v.y = (Tout)out[1], v.z = (Tout)out[2], v.w = (Tout)out[3];
@@ -66,11 +79,11 @@ __device__ __forceinline__ void tsr__dbv_plane(const tsr__dbv_args &a, int q, in
                                                const int *dys)
 {
     tsr__db_plane Q = a.P[q];
-    const int sp = a.sp[q], sh = Q.in_shift;
+    const int sp = a.sp[q];
     const Tin *s = (const Tin *)a.src[q] + (size_t)y * (size_t)sp + x0;
     Tout *d = (Tout *)a.dst[q] + (size_t)y * (size_t)a.dp[q] + x0;
     const uint32_t grow = Q.grain ? tsr__db_rowkey(Q.grain_key, y) : 0;
-    int src0[TSR_DBV_PX], out[TSR_DBV_PX];
+    int src0[TSR_DBV_PX];
     Q.sample_mode = MODE;
     Q.blur_first = BLUR;
     if (a.vec && n == TSR_DBV_PX) {
@@ -97,13 +110,7 @@ __device__ __forceinline__ void tsr__dbv_plane(const tsr__dbv_args &a, int q, in
             ref[k][3] = __ldg(s + kk - o2);
         }
     }
-#pragma unroll
-    for (int k = 0; k < TSR_DBV_PX; k++) {
-        const int v = tsr__db_value(&Q, src0[k] << sh, ref[k][0] << sh, ref[k][1] << sh, ref[k][2] << sh,
-                                    ref[k][3] << sh, Q.grain ? tsr__db_grain(&Q, grow, x0 + k) : 0);
-        out[k] = RAW ? v : tsr__db_quant(&Q, v, tsr__db_dither_add(&Q, x0 + k, y));
-    }
-    tsr__dbv_store<Tout>(d, out, n, a.vec);
+    tsr__dbv_finish<Tout, RAW>(Q, src0, ref, grow, x0, y, d, n, a.vec);
 }
 
 /* A block covers 128 x 4 pixels of every plane in a. RAW: store the 16-bit value (16-bit output
@@ -212,7 +219,6 @@ __global__ void __launch_bounds__(TSR_DBV_BX *TSR_DBS_BY, TSR_DBS_MINB) tsr__dbs
     for (int q = 0; q < 3; q++) {
         if (q >= a.np) break;   /* the same for the whole block: every thread reaches the barriers */
         tsr__db_plane Q = a.P[q];
-        const int sh = Q.in_shift;
         Q.sample_mode = MODE;
         Q.blur_first = BLUR;
         if (q) __syncthreads();   /* the previous plane's staging is no longer read */
@@ -222,7 +228,7 @@ __global__ void __launch_bounds__(TSR_DBV_BX *TSR_DBS_BY, TSR_DBS_MINB) tsr__dbs
 #pragma unroll
         for (int j = 0; j < TSR_DBS_ROWS; j++) {
             const int y = by0 + threadIdx.y + TSR_DBS_BY * j, c = (y - ya) * sw + (x0 - xa);
-            int src0[TSR_DBV_PX], ref[TSR_DBV_PX][4], out[TSR_DBV_PX];
+            int src0[TSR_DBV_PX], ref[TSR_DBV_PX][4];
             if (y >= h) break;
             {
                 const uint32_t grow = Q.grain ? tsr__db_rowkey(Q.grain_key, y) : 0;
@@ -244,14 +250,9 @@ __global__ void __launch_bounds__(TSR_DBV_BX *TSR_DBS_BY, TSR_DBS_MINB) tsr__dbs
                         ref[k][3] = buf[c + kk - o2];
                     }
                 }
-#pragma unroll
-                for (int k = 0; k < TSR_DBV_PX; k++) {
-                    const int v2 = tsr__db_value(&Q, src0[k] << sh, ref[k][0] << sh, ref[k][1] << sh, ref[k][2] << sh,
-                                                 ref[k][3] << sh, Q.grain ? tsr__db_grain(&Q, grow, x0 + k) : 0);
-                    out[k] = RAW ? v2 : tsr__db_quant(&Q, v2, tsr__db_dither_add(&Q, x0 + k, y));
-                }
+                tsr__dbv_finish<Tout, RAW>(Q, src0, ref, grow, x0, y,
+                                           (Tout *)a.dst[q] + (size_t)y * (size_t)a.dp[q] + x0, n, a.vec);
             }
-            tsr__dbv_store<Tout>((Tout *)a.dst[q] + (size_t)y * (size_t)a.dp[q] + x0, out, n, a.vec);
         }
     }
 }

@@ -1,12 +1,10 @@
 /* Shrinking by area averaging on the GPU, bit-exact with src/cpu/resize.c:
  *  - integer factors: exact integer cell sums; 2x2 (cn != 2) rounds (sum + 2) >> 2, other
  *    factors multiply the float sum by the float 1/(fx*fy) and round half to even;
- *  - fractional factors: OpenCV's per-axis weight cells, computed on the device with the
- *    host's double arithmetic step for step (explicit _rn intrinsics, so no FMA contraction),
- *    then each output accumulates in float in the reference's order. Cells of up to 8 samples
- *    along x are computed inside the output kernel (no tables, no allocation); wider ones are
- *    tabulated by a small kernel into stream-ordered memory (cudaMallocAsync / cudaFreeAsync).
- * Neither path synchronises the host. */
+ *  - fractional factors: OpenCV's per-axis weight cells, computed inside the output kernel with
+ *    the host's double arithmetic step for step (explicit _rn intrinsics, so no FMA
+ *    contraction), then each output accumulates in float in the reference's order.
+ * No tables, no allocation, no host synchronisation. */
 #include "kernels_common.cuh"
 
 /* ------------------------------------------------------------------------ integer factors */
@@ -74,23 +72,15 @@ static tsr_status tsr__resize_int(const tsr_image *src, tsr_image *dst, int fx, 
     return TSR_CUDA_LAUNCHED("resize integer-factor kernel");
 }
 
-/* ------------------------------------------------------------------------ fractional tables */
+/* ------------------------------------------------------------------------ fractional factors */
 
-/* One weight of a source sample in a destination cell. */
-struct tsr__cu_area_entry {
-    int si;         /* source index along the axis (pixels) */
-    float alpha;
-};
-
-/* Where one axis's table lives: 'slots' entries reserved per destination index. */
+/* One axis shrunk from ssize to dsize samples (scale = ssize/dsize as the reference computes it). */
 struct tsr__cu_area_axis {
-    tsr__cu_area_entry *tab;
-    int *count;
-    int ssize, dsize, slots;
+    int ssize, dsize;
     double scale;
 };
 
-/* Entries one destination cell can need: a partial sample, floor(scale) whole ones, a partial. */
+/* Samples one destination cell can touch: a partial one, floor(scale) whole ones, a partial. */
 static int tsr__area_slots(double scale) { return (int)scale + 2; }
 
 /* One destination cell of an axis: source samples si0 .. si0+n-1 (always consecutive), weighted
@@ -100,12 +90,13 @@ struct tsr__cu_cell {
     float first, mid, last;
 };
 
-/* Cell d of an axis from ssize to dsize samples (scale = ssize/dsize as the reference computes
- * it), exactly as tsr__area_tab_compute in src/cpu/resize.c: the host's double arithmetic step
- * for step (explicit _rn intrinsics, so no FMA contraction). */
-__device__ static tsr__cu_cell tsr__area_cell_of(int ssize, double scale, int d)
+/* Cell d of an axis, exactly as tsr__area_tab_compute in src/cpu/resize.c: the host's double
+ * arithmetic step for step (explicit _rn intrinsics, so no FMA contraction). */
+__device__ static tsr__cu_cell tsr__area_cell_of(const tsr__cu_area_axis &ax, int d)
 {
     tsr__cu_cell c;
+    const int ssize = ax.ssize;
+    const double scale = ax.scale;
     double fsx1 = __dmul_rn((double)d, scale), fsx2 = __dadd_rn(fsx1, scale);
     double rest = __dsub_rn((double)ssize, fsx1);
     double cell = scale < rest ? scale : rest;
@@ -135,84 +126,29 @@ __device__ static __forceinline__ float tsr__cell_alpha(const tsr__cu_cell &c, i
     return k == 0 ? c.first : k == c.n - 1 ? c.last : c.mid;
 }
 
-/* The table entries of destination index d (the generic kernel's layout). */
-__device__ static void tsr__area_cell(const tsr__cu_area_axis &ax, int d)
-{
-    tsr__cu_cell c = tsr__area_cell_of(ax.ssize, ax.scale, d);
-    tsr__cu_area_entry *out = ax.tab + (size_t)d * ax.slots;
-    for (int k = 0; k < c.n; k++) {
-        out[k].si = c.si0 + k;
-        out[k].alpha = tsr__cell_alpha(c, k);
-    }
-    ax.count[d] = c.n;
-}
-
-/* Both axes' tables: threads [0, x.dsize) do x, the rest y. */
-__global__ void tsr__area_tables_kernel(tsr__cu_area_axis x, tsr__cu_area_axis y)
-{
-    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < x.dsize) tsr__area_cell(x, (int)i);
-    else if (i < (long long)x.dsize + y.dsize) tsr__area_cell(y, (int)(i - x.dsize));
-}
-
-/* One thread per output pixel: for each source row of the cell (weight beta) the row's weighted
- * sum in float (the reference's buf), accumulated as beta * buf in the reference's order. */
-template <class T, int CN>
+/* One thread per output column, ROWS output rows per block. Each thread computes its x cell,
+ * the block's first threads the cells of its rows (into shared memory), so no tables are read
+ * or allocated. For each source row of an output's cell (weight beta) the row's x-weighted sum is
+ * formed in float (the reference's buf) and accumulated as beta * buf, all in the reference's
+ * order. MAXS > 0: x cells have at most MAXS samples, held in registers and applied predicated;
+ * MAXS == 0: any width, a loop over the cell. A source row shared by two cells (the partial row
+ * at their boundary) is weighted once: its sum depends only on the row and dx, so reuse is exact. */
+template <class T, int CN, int MAXS, int ROWS>
 __global__ void tsr__resize_area_kernel(const unsigned char *src, size_t sstride, unsigned char *dst, size_t dstride,
                                         tsr__cu_area_axis x, tsr__cu_area_axis y, unsigned maxv)
 {
-    constexpr int cn = CN;
-    int dx = blockIdx.x * blockDim.x + threadIdx.x;
-    if (dx >= x.dsize) return;
-    const tsr__cu_area_entry *xt = x.tab + (size_t)dx * x.slots;
-    const int nx = x.count[dx];
-    for (long long dy = blockIdx.y; dy < y.dsize; dy += gridDim.y) {
-        const tsr__cu_area_entry *yt = y.tab + (size_t)dy * y.slots;
-        const int ny = y.count[dy];
-        float sum[4] = {0.f, 0.f, 0.f, 0.f};
-        for (int j = 0; j < ny; j++) {
-            const T *row = (const T *)(src + (size_t)yt[j].si * sstride);
-            float beta = yt[j].alpha, buf[4] = {0.f, 0.f, 0.f, 0.f};
-            for (int k = 0; k < nx; k++) {
-                const T *p = row + (size_t)xt[k].si * cn;
-                float alpha = xt[k].alpha;
-#pragma unroll
-                for (int c = 0; c < cn; c++) buf[c] = __fadd_rn(buf[c], __fmul_rn((float)__ldg(p + c), alpha));
-            }
-#pragma unroll
-            for (int c = 0; c < cn; c++) sum[c] = j == 0 ? __fmul_rn(beta, buf[c]) : __fadd_rn(sum[c], __fmul_rn(beta, buf[c]));
-        }
-        T *d = (T *)(dst + (size_t)dy * dstride) + (size_t)dx * cn;
-#pragma unroll
-        for (int c = 0; c < cn; c++) {
-            int r = __float2int_rn(sum[c]);
-            d[c] = (T)(r < 0 ? 0u : (unsigned)r > maxv ? maxv : (unsigned)r);
-        }
-    }
-}
-
-/* The same sums with no tables: each thread computes its x cell (at most MAXS entries, kept in
- * registers and applied predicated in the reference's order), the block's first threads compute
- * the cells of its ROWS output rows into shared memory, and a thread walks those rows, so that
- * a source row shared by two cells (the partial row at their boundary) is weighted along x once:
- * its float row sum depends only on the row and dx, so reusing it is exact. No allocation, no
- * table kernel. */
-template <class T, int CN, int MAXS, int ROWS>
-__global__ void tsr__resize_area_reg_kernel(const unsigned char *src, size_t sstride, unsigned char *dst,
-                                            size_t dstride, tsr__cu_area_axis x, tsr__cu_area_axis y, unsigned maxv)
-{
-    constexpr int cn = CN;
+    constexpr int cn = CN, ms = MAXS > 0 ? MAXS : 1;
     __shared__ tsr__cu_cell ycell[ROWS];
     const int dx = blockIdx.x * blockDim.x + threadIdx.x, live = dx < x.dsize;
-    int xs[MAXS], nx = 0;
-    float xa[MAXS];
+    tsr__cu_cell xc = {0, 0, 0.f, 0.f, 0.f};
+    int xs[ms];
+    float xa[ms];
     if (live) {
-        tsr__cu_cell c = tsr__area_cell_of(x.ssize, x.scale, dx);
-        nx = c.n;
+        xc = tsr__area_cell_of(x, dx);
 #pragma unroll
-        for (int k = 0; k < MAXS; k++) {
-            xs[k] = (c.si0 + (k < nx ? k : 0)) * cn;
-            xa[k] = tsr__cell_alpha(c, k);
+        for (int k = 0; k < ms; k++) {
+            xs[k] = (xc.si0 + (k < xc.n ? k : 0)) * cn;
+            xa[k] = tsr__cell_alpha(xc, k);
         }
     }
     for (long long dy0 = (long long)blockIdx.y * ROWS; dy0 < y.dsize; dy0 += (long long)gridDim.y * ROWS) {
@@ -220,7 +156,7 @@ __global__ void tsr__resize_area_reg_kernel(const unsigned char *src, size_t sst
         int cached = -1;
         float cbuf[4] = {0.f, 0.f, 0.f, 0.f};
         __syncthreads();   /* the previous group's cells are no longer read */
-        if (threadIdx.x < nrows) ycell[threadIdx.x] = tsr__area_cell_of(y.ssize, y.scale, (int)(dy0 + threadIdx.x));
+        if (threadIdx.x < nrows) ycell[threadIdx.x] = tsr__area_cell_of(y, (int)(dy0 + threadIdx.x));
         __syncthreads();
         if (!live) continue;
         for (int r = 0; r < nrows; r++) {
@@ -232,12 +168,21 @@ __global__ void tsr__resize_area_reg_kernel(const unsigned char *src, size_t sst
                 if (si != cached) {
                     const T *row = (const T *)(src + (size_t)si * sstride);
                     float buf[4] = {0.f, 0.f, 0.f, 0.f};
+                    if (MAXS) {
 #pragma unroll
-                    for (int k = 0; k < MAXS; k++)
-                        if (k < nx) {
+                        for (int k = 0; k < ms; k++)
+                            if (k < xc.n) {
 #pragma unroll
-                            for (int c = 0; c < cn; c++) buf[c] = __fadd_rn(buf[c], __fmul_rn((float)__ldg(row + xs[k] + c), xa[k]));
+                                for (int c = 0; c < cn; c++) buf[c] = __fadd_rn(buf[c], __fmul_rn((float)__ldg(row + xs[k] + c), xa[k]));
+                            }
+                    } else {
+                        for (int k = 0; k < xc.n; k++) {
+                            const T *p = row + (size_t)(xc.si0 + k) * cn;
+                            const float alpha = tsr__cell_alpha(xc, k);
+#pragma unroll
+                            for (int c = 0; c < cn; c++) buf[c] = __fadd_rn(buf[c], __fmul_rn((float)__ldg(p + c), alpha));
                         }
+                    }
 #pragma unroll
                     for (int c = 0; c < cn; c++) cbuf[c] = buf[c];
                     cached = si;
@@ -255,105 +200,54 @@ __global__ void tsr__resize_area_reg_kernel(const unsigned char *src, size_t sst
     }
 }
 
-/* Output rows per block of the register kernel: reuse of boundary rows against parallelism. */
+/* Output rows per block: reuse of boundary rows against parallelism. */
 #define TSR_RESIZE_AREA_ROWS 4
 
-/* Fractional factors, x cells of at most 8 samples (x shrunk less than 7 times): the register
- * kernel, which needs no tables and no allocation. */
+/* Queue the fractional kernel for T samples; x cells of up to 4 or 8 samples in registers. */
 template <class T>
-static void tsr__resize_area_reg(const tsr_image *src, tsr_image *dst, const tsr__cu_area_axis &x,
-                                 const tsr__cu_area_axis &y, cudaStream_t st)
+static void tsr__resize_area_launch(const tsr_image *src, tsr_image *dst, const tsr__cu_area_axis &x,
+                                    const tsr__cu_area_axis &y, cudaStream_t st)
 {
-    const int rows = TSR_RESIZE_AREA_ROWS;
+    const int rows = TSR_RESIZE_AREA_ROWS, slots = tsr__area_slots(x.scale);
     dim3 block(128), grid(tsr__div_up((unsigned)dst->width, 128),
                           tsr__cu_grid_rows((int)(((long long)dst->height + rows - 1) / rows)));
     unsigned maxv = src->depth == TSR_U8 ? 255u : 65535u;
     const unsigned char *sp = (const unsigned char *)src->data;
     unsigned char *dp = (unsigned char *)dst->data;
-#define TSR_RESIZE_AREA_REG(CN)                                                                                      \
-    do {                                                                                                             \
-        if (x.slots <= 4)                                                                                            \
-            tsr__resize_area_reg_kernel<T, CN, 4, TSR_RESIZE_AREA_ROWS><<<grid, block, 0, st>>>(sp, src->stride, dp, \
-                                                                                           dst->stride, x, y, maxv); \
-        else                                                                                                         \
-            tsr__resize_area_reg_kernel<T, CN, 8, TSR_RESIZE_AREA_ROWS><<<grid, block, 0, st>>>(sp, src->stride, dp, \
-                                                                                           dst->stride, x, y, maxv); \
+#define TSR_RESIZE_AREA(CN, MAXS) \
+    tsr__resize_area_kernel<T, CN, MAXS, TSR_RESIZE_AREA_ROWS><<<grid, block, 0, st>>>(sp, src->stride, dp, dst->stride, x, y, maxv)
+#define TSR_RESIZE_AREA_CN(CN)                      \
+    do {                                            \
+        if (slots <= 4) TSR_RESIZE_AREA(CN, 4);     \
+        else if (slots <= 8) TSR_RESIZE_AREA(CN, 8); \
+        else TSR_RESIZE_AREA(CN, 0);                \
     } while (0)
     switch (src->channels) {
-    case 1: TSR_RESIZE_AREA_REG(1); break;
-    case 2: TSR_RESIZE_AREA_REG(2); break;
-    case 3: TSR_RESIZE_AREA_REG(3); break;
-    default: TSR_RESIZE_AREA_REG(4); break;
+    case 1: TSR_RESIZE_AREA_CN(1); break;
+    case 2: TSR_RESIZE_AREA_CN(2); break;
+    case 3: TSR_RESIZE_AREA_CN(3); break;
+    default: TSR_RESIZE_AREA_CN(4); break;
     }
-#undef TSR_RESIZE_AREA_REG
+#undef TSR_RESIZE_AREA_CN
+#undef TSR_RESIZE_AREA
 }
 
-/* Fractional factors: x cells of up to 8 samples by the register kernel; wider cells with the
- * tables, allocated in stream-ordered memory, built on the device and freed in stream order (no
- * host synchronisation either way). */
+/* Fractional factors: one kernel, no tables and no allocation (no host synchronisation). */
 static tsr_status tsr__resize_area(const tsr_image *src, tsr_image *dst, cudaStream_t st)
 {
     tsr__cu_area_axis x, y;
-    size_t nxe, nye, bytes;
-    void *mem = NULL;
-    tsr_status s;
     x.ssize = src->width;
     x.dsize = dst->width;
     x.scale = 1. / ((double)dst->width / src->width);   /* the reference's expression */
-    x.slots = tsr__area_slots(x.scale);
     y.ssize = src->height;
     y.dsize = dst->height;
     y.scale = 1. / ((double)dst->height / src->height);
-    y.slots = tsr__area_slots(y.scale);
-    x.tab = y.tab = NULL;
-    x.count = y.count = NULL;
-    if (x.slots <= 8) {
-        if (src->depth == TSR_U8) tsr__resize_area_reg<uint8_t>(src, dst, x, y, st);
-        else tsr__resize_area_reg<uint16_t>(src, dst, x, y, st);
-        return TSR_CUDA_LAUNCHED("resize area kernel");
-    }
-    nxe = (size_t)x.dsize * x.slots;
-    nye = (size_t)y.dsize * y.slots;
-    bytes = (nxe + nye) * sizeof(tsr__cu_area_entry) + ((size_t)x.dsize + y.dsize) * sizeof(int);
-    s = tsr__cuda_status(cudaMallocAsync(&mem, bytes, st), "cudaMallocAsync(resize tables)");
-    if (s) return s;
-    x.tab = (tsr__cu_area_entry *)mem;
-    y.tab = x.tab + nxe;
-    x.count = (int *)(y.tab + nye);
-    y.count = x.count + x.dsize;
-    {
-        long long n = (long long)x.dsize + y.dsize;
-        tsr__area_tables_kernel<<<(unsigned)((n + 255) / 256), 256, 0, st>>>(x, y);
-        s = TSR_CUDA_LAUNCHED("resize table kernel");
-    }
-    if (!s) {
-        dim3 block(128), grid(tsr__div_up((unsigned)dst->width, 128), tsr__cu_grid_rows(dst->height));
-        unsigned maxv = src->depth == TSR_U8 ? 255u : 65535u;
-        const unsigned char *sp = (const unsigned char *)src->data;
-        unsigned char *dp = (unsigned char *)dst->data;
-#define TSR_RESIZE_AREA(T, CN) \
-    tsr__resize_area_kernel<T, CN><<<grid, block, 0, st>>>(sp, src->stride, dp, dst->stride, x, y, maxv)
-#define TSR_RESIZE_AREA_CN(T)                   \
-    switch (src->channels) {                    \
-    case 1: TSR_RESIZE_AREA(T, 1); break;       \
-    case 2: TSR_RESIZE_AREA(T, 2); break;       \
-    case 3: TSR_RESIZE_AREA(T, 3); break;       \
-    default: TSR_RESIZE_AREA(T, 4); break;      \
-    }
-        if (src->depth == TSR_U8) TSR_RESIZE_AREA_CN(uint8_t)
-        else TSR_RESIZE_AREA_CN(uint16_t)
-#undef TSR_RESIZE_AREA_CN
-#undef TSR_RESIZE_AREA
-        s = TSR_CUDA_LAUNCHED("resize area kernel");
-    }
-    {
-        tsr_status f = tsr__cuda_status(cudaFreeAsync(mem, st), "cudaFreeAsync(resize tables)");
-        if (!s) s = f;
-    }
-    return s;
+    if (src->depth == TSR_U8) tsr__resize_area_launch<uint8_t>(src, dst, x, y, st);
+    else tsr__resize_area_launch<uint16_t>(src, dst, x, y, st);
+    return TSR_CUDA_LAUNCHED("resize area kernel");
 }
 
-/* resize/cells: integer factors exactly by cell sums, any other size by the weight tables. */
+/* resize/cells: integer factors exactly by cell sums, any other size by the weight cells. */
 static tsr_status tsr__resize_cells(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
 {
     int fx, fy;
@@ -365,6 +259,6 @@ static tsr_status tsr__resize_cells(const tsr_image *src, tsr_image *dst, const 
 
 extern "C" const tsr_variant tsr__resize_cuda[] = {
     {"cells", TSR_BACKEND_CUDA,
-     "one thread per output pixel: exact integer cells, or device-built fractional weight tables (up to 8 x samples: cells computed in the kernel, no tables)",
+     "one thread per output pixel: exact integer cells, or fractional weight cells computed in the kernel",
      tsr__resize_cells, NULL, 1, 0},
     TSR_CUDA_END};

@@ -6,9 +6,11 @@
  * keeps the GPU busy while the host enqueues the variant, so host overhead is not counted.
  * Median of >= 20 runs after 3 warm-up runs. Bytes = bytes read + bytes written (one pass).
  *
- * Usage: tessera-bench-cuda [--quick] [--strips | --warp | --reg]
+ * Usage: tessera-bench-cuda [--quick] [--strips | --warp | --reg | --wide | --radii]
  *   --strips: box/fast strip-height and column-sums band sweeps; --warp: box/warp and
- *   threshold/warp strip height x slide-path sweep; --reg: box/reg and threshold/reg strip heights */
+ *   threshold/warp strip height x slide-path sweep; --reg: box/reg and threshold/reg strip heights;
+ *   --wide: box/wide and threshold/wide strip heights; --radii: the default variant of box at every
+ *   radius 1..64 and of threshold at every block 3..129 (8192x8192 only) */
 #include "../src/core/internal.h"
 #include "../src/core/ops.h"
 #include <cuda_runtime.h>
@@ -377,6 +379,44 @@ static void sweep_strips(const char *variant, const char *env_strip, const char 
     g_runs = saved_runs;
 }
 
+/* The variant the registry picks for the CUDA backend and these parameters (NULL if none). */
+static const tsr_variant *default_variant(const tsr_op *op, const tsr_image *src, const void *params)
+{
+    for (int vi = 0; op->variants[vi]; vi++) {
+        const tsr_variant *v = op->variants[vi];
+        if (v->backend == TSR_BACKEND_CUDA && v->is_default && (!v->supports || v->supports(src, params))) return v;
+    }
+    return NULL;
+}
+
+/* The default CUDA variant of box at every radius 1..64 (reflect101) and of threshold at every
+ * block 3..129: time and share of the copy bandwidth, so the "every radius" goal is measured. */
+static void radii_table(const tsr_image *g)
+{
+    int saved_runs = g_runs;
+    g_runs = 10;
+    printf("\n-- default variants at every radius (10 runs each)\n");
+    for (const char *opname : {"box", "threshold"}) {
+        const tsr_op *op = tsr_op_find(opname);
+        for (int r = 1; r <= 64; r++) {
+            bench_case c;
+            char lab[64];
+            memset(&c, 0, sizeof c);
+            if (!strcmp(opname, "box")) {
+                c.p.box = {r, -1, -1, TSR_BORDER_REFLECT101, 0};
+                snprintf(lab, sizeof lab, "r=%d reflect101", r);
+            } else {
+                c.p.thr = {2 * r + 1, 5.0, TSR_THRESH_MEAN, 0, 255};
+                snprintf(lab, sizeof lab, "block=%d C=5", 2 * r + 1);
+            }
+            const tsr_variant *v = default_variant(op, g, &c.p);
+            if (!v) continue;
+            print_row(opname, v->name, lab, time_variant(op, v, g, &c.p), 2.0 * g->width * g->height, NULL, -1);
+        }
+    }
+    g_runs = saved_runs;
+}
+
 int main(int argc, char **argv)
 {
     int quick = 0, strips = 0;
@@ -385,6 +425,8 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--strips")) strips = 1;
         if (!strcmp(argv[i], "--warp")) strips = 2;
         if (!strcmp(argv[i], "--reg")) strips = 3;
+        if (!strcmp(argv[i], "--wide")) strips = 4;
+        if (!strcmp(argv[i], "--radii")) strips = 5;
     }
     if (!tsr_cuda_available()) {
         printf("no CUDA device: %s\n", tsr_cuda_device_name());
@@ -502,6 +544,10 @@ int main(int argc, char **argv)
         }
         if (strips == 3 && si == 0)
             sweep_strips("reg", "TSR_CUDA_REG_STRIP", NULL, {1, 3, 5, 7}, {8, 16, 32, 64}, &g);
+        if (strips == 4 && si == 0)
+            sweep_strips("wide", "TSR_CUDA_WIDE_STRIP", NULL, {1, 4, 8, 15, 31, 48, 64, 100}, {16, 32, 64, 128, 256},
+                         &g);
+        if (strips == 5 && si == 0) radii_table(&g);
         tsr_image_free(&g);
         tsr_image_free(&rgb);
         printf("\n");

@@ -204,6 +204,58 @@ TEST(test_variants_box_gray8_small)
     finish("box", skipped);
 }
 
+/* box/wide's range, densely: horizontal radii on both sides of each 16-column halo step and of
+ * its limits (127 wide, 128 tall), widths just above rx (one segment that is both edges) and
+ * around the segments' 512 loaded and (32 - 2 ceil(rx/16)) * 16 written columns, heights below
+ * and around the strips, every border, constants at both ends. */
+TEST(test_variants_box_gray8_wide)
+{
+    static const int rxs[] = {0, 1, 9, 15, 16, 17, 31, 32, 33, 48, 63, 64, 65, 100, 127, 128};
+    static const int ws[] = {0, 1, 255, 257, 353, 383, 385, 511, 512, 513, 767, 1031, 1301};
+    static const int hs[] = {1, 2, 7, 40, 129, 300};
+    int skipped = 0, n = 0;
+    for (int ri = 0; ri < (int)(sizeof rxs / sizeof rxs[0]); ri++)
+        for (int k = 0; k < 6; k++, n++) {
+            int rx = rxs[ri], w = ws[(ri * 5 + k * 3) % (int)(sizeof ws / sizeof ws[0])];
+            int h = hs[(ri + k) % (int)(sizeof hs / sizeof hs[0])];
+            int border = n % 4, ry = (int)(tsr_test_rand() % 130);
+            if (w <= 1) w = rx + 1 + w;   /* the narrowest widths the variant takes, and one more */
+            if (k == 5) ry = 128;
+            tsr_box_params p = {0, rx, ry, border, 0};
+            tsr_image img;
+            char what[128];
+            if (border == TSR_BORDER_CONSTANT) p.value = n & 8 ? 255 : (n & 16 ? 0 : (int)(tsr_test_rand() % 256));
+            if (!make(&img, w, h, 1, TSR_U8, n % 4)) return;
+            snprintf(what, sizeof what, "%dx%d gray8 rx=%d ry=%d border=%d value=%d", img.width, img.height, rx, ry,
+                     border, p.value);
+            skipped += compare_all("box", &img, &p, what);
+            tsr_image_free(&img);
+        }
+    finish("box", skipped);
+}
+
+/* threshold/wide: blocks around its 16-column halo steps and its largest block (255), on widths
+ * around the segments and a one-segment image. */
+TEST(test_variants_threshold_wide)
+{
+    static const int blocks[] = {3, 17, 31, 33, 35, 65, 97, 129, 131, 253, 255, 257};
+    static const int ws[] = {300, 511, 513, 1031};
+    int skipped = 0;
+    for (int bi = 0; bi < (int)(sizeof blocks / sizeof blocks[0]); bi++)
+        for (int wi = 0; wi < 4; wi++) {
+            tsr_threshold_params p = {blocks[bi], (double)(int)(tsr_test_rand() % 11) - 5.5 + (wi & 1) * 0.5,
+                                      TSR_THRESH_MEAN, (bi + wi) & 1, wi == 2 ? 77 : 255};
+            tsr_image img;
+            char what[128];
+            if (!make(&img, ws[wi], 37 + bi * 7, 1, TSR_U8, (bi + wi) % 4)) return;
+            snprintf(what, sizeof what, "%dx%d block=%d C=%g inverse=%d maxval=%d", img.width, img.height, p.block, p.c,
+                     p.inverse, p.maxval);
+            skipped += compare_all("threshold", &img, &p, what);
+            tsr_image_free(&img);
+        }
+    finish("threshold", skipped);
+}
+
 /* Windows far past the image and sums that need 64 bits (16-bit maxima over huge windows). */
 TEST(test_variants_box_extremes)
 {

@@ -11,119 +11,9 @@
  *  threshold/shared-tile  seeds/003: dynamic shared tile with a clamped (replicate) halo
  *  threshold/fused        the fast box kernel with the comparison as its epilogue (default)
  */
-#include "kernels_common.cuh"
-#include "../cpu/box_core.h"
+#include "box_common.cuh"
 #include <stdlib.h>
 #include <string.h>
-
-/* ------------------------------------------------------------------------ rounded means */
-
-/* How the rounded mean floor((s + (area-1)/2) / area) is computed; each mode is exact for the
- * inputs it is chosen for (the argument is in src/cpu/box.c): float reciprocal for 8-bit
- * samples and area <= 8191, double reciprocal for area <= 2^32, integer division otherwise. */
-struct tsr__cu_mean {
-    unsigned long long area, half;
-    float invf;
-    double invd;
-    int mode;
-};
-
-/* Choose the exact method for 'area' and the sample depth (host side). */
-static tsr__cu_mean tsr__cu_mean_make(unsigned long long area, int depth)
-{
-    tsr__cu_mean m;
-    m.area = area;
-    m.half = (area - 1) / 2;
-    m.invf = 1.0f / (float)area;
-    m.invd = 1.0 / (double)area;
-    m.mode = depth == TSR_U8 && area <= 8191 ? 0 : area <= 0xffffffffull ? 1 : 2;
-    return m;
-}
-
-/* The rounded mean of the window sum s (device side); explicit _rn intrinsics keep the
- * compiler from contracting the add and multiply into an FMA. */
-__device__ static inline unsigned tsr__cu_round_mean(unsigned long long s, const tsr__cu_mean &m)
-{
-    unsigned long long t = s + m.half;
-    if (m.mode == 0) return (unsigned)__float2uint_rz(__fmul_rn(__fadd_rn(__ull2float_rn(t), 0.5f), m.invf));
-    if (m.mode == 1) return (unsigned)__double2ull_rz(__dmul_rn(__dadd_rn(__ull2double_rn(t), 0.5), m.invd));
-    return (unsigned)(t / m.area);
-}
-
-/* ------------------------------------------------------------------------ launch arguments */
-
-/* Everything a box or threshold kernel needs, passed by value. */
-struct tsr__box_args {
-    const void *src;
-    size_t sstride;
-    void *dst;
-    size_t dstride;
-    int w, h, cn, rx, ry, border, value;
-    tsr__cu_mean mean;
-    int thresh;                 /* nonzero: write the threshold test instead of the mean */
-    int idelta, inverse, maxval;
-};
-
-/* Arguments of a box run from its parameters. */
-static tsr__box_args tsr__box_args_box(const tsr_image *src, tsr_image *dst, const tsr_box_params *p)
-{
-    tsr__box_args a;
-    memset(&a, 0, sizeof a);
-    a.src = src->data;
-    a.sstride = src->stride;
-    a.dst = dst->data;
-    a.dstride = dst->stride;
-    a.w = src->width;
-    a.h = src->height;
-    a.cn = src->channels;
-    tsr__box_radii(p, &a.rx, &a.ry);
-    a.border = p->border;
-    a.value = p->border == TSR_BORDER_CONSTANT ? p->value : 0;
-    a.mean = tsr__cu_mean_make((unsigned long long)(2 * a.rx + 1) * (unsigned long long)(2 * a.ry + 1), src->depth);
-    return a;
-}
-
-/* Arguments of an adaptive threshold run: the 8-bit box mean with replicated borders. */
-static tsr__box_args tsr__box_args_threshold(const tsr_image *src, tsr_image *dst, const tsr_threshold_params *p)
-{
-    tsr_box_params bp = {p->block / 2, -1, -1, TSR_BORDER_REPLICATE, 0};
-    tsr__box_args a = tsr__box_args_box(src, dst, &bp);
-    a.thresh = 1;
-    a.idelta = tsr__threshold_idelta(p);
-    a.inverse = p->inverse;
-    a.maxval = p->maxval;
-    return a;
-}
-
-/* Whether window sums (plus the rounding offset) fit 32 bits: the CPU's rule, so that
- * wrapping 32-bit running sums still give exact window sums. */
-static int tsr__box_sums_fit_32(const tsr__box_args &a, int depth)
-{
-    unsigned long long maxv = depth == TSR_U8 ? 255 : 65535;
-    if ((unsigned long long)a.value > maxv) maxv = (unsigned long long)a.value;
-    return maxv * a.mean.area + a.mean.area <= 0xffffffffull;
-}
-
-/* A sample of the source with borders applied: yy/xx are mapped indices, -1 is outside
- * (constant border). */
-template <class T>
-__device__ static inline unsigned tsr__box_sample(const tsr__box_args &a, int yy, int xx, int c)
-{
-    if (yy < 0 || xx < 0) return (unsigned)a.value;
-    return tsr__cu_row<T>(a.src, a.sstride, yy)[(size_t)xx * a.cn + c];
-}
-
-/* The output sample for window sum 'sum' at row y, sample index i: the rounded mean, or for
- * threshold the outcome of OpenCV's test on src - mean. */
-template <class T>
-__device__ static inline T tsr__box_result(const tsr__box_args &a, unsigned long long sum, int y, size_t i)
-{
-    unsigned m = tsr__cu_round_mean(sum, a.mean);
-    if (!a.thresh) return (T)m;
-    int diff = (int)tsr__cu_row<T>(a.src, a.sstride, y)[i] - (int)m;
-    int pass = a.inverse ? diff <= -a.idelta : diff > -a.idelta;
-    return (T)(pass ? a.maxval : 0);
-}
 
 /* ------------------------------------------------------------------------ global */
 
@@ -536,13 +426,6 @@ static size_t tsr__fast_smem(int nt, int V, int cn, size_t ssize)
 {
     size_t E = (size_t)nt * V, padE = E + (E - 1) / 32 + 1;
     return ((cn > 1 ? 3 : 2) * padE + 64) * ssize;
-}
-
-/* An integer from the environment (benchmark tuning knobs), or def. */
-static int tsr__env_int(const char *name, int def)
-{
-    const char *e = getenv(name);
-    return e && *e ? atoi(e) : def;
 }
 
 /* Plan a fast launch: tile width and threads from the horizontal radius, strip height from
@@ -1115,14 +998,9 @@ static int tsr__box_warp_plan(const tsr__box_args &a, int depth, const tsr_image
     long long ow = pad_l == 8 && a.rx <= TSR_WP_RMAX_SLIDE ? TSR_WP_SEG - 16
                                                            : ((long long)TSR_WP_SEG - pad_l - a.rx) / 8 * 8;   /* 8-aligned */
     if (ow < 8) return 0;
-    unsigned long long d = a.mean.area, half = a.mean.half, tmax = 255 * d + half;
-    int shift = -1;
-    unsigned long long magic = 0;
-    for (int s = 0; s < 32 && shift < 0; s++) {
-        unsigned long long two_k = 1ull << (32 + s), M = (two_k + d - 1) / d;
-        if (M <= 0xffffffffull && (M * d - two_k) * tmax < two_k) shift = s, magic = M;
-    }
-    if (shift < 0) return 0;
+    unsigned magic;
+    int shift;
+    if (!tsr__box_magic(a.mean.area, a.mean.half, &magic, &shift)) return 0;
     if (!g) return 1;
     long long nseg = (a.w + ow - 1) / ow;
     long long sh = a.ry + 1;   /* short strips: many warps (sweep in docs/perf-notes.md) */
@@ -1135,8 +1013,8 @@ static int tsr__box_warp_plan(const tsr__box_args &a, int depth, const tsr_image
     g->nseg = (int)nseg;
     g->strip_h = (int)sh;
     g->nstrips = (int)((a.h + sh - 1) / sh);
-    g->half = (unsigned)half;
-    g->magic = (unsigned)magic;
+    g->half = (unsigned)a.mean.half;
+    g->magic = magic;
     g->shift = shift;
     g->vec = tsr__cu_aligned(src->data, src->stride, 8);
     g->vec_dst = tsr__cu_aligned(dst->data, dst->stride, 8);
@@ -1231,13 +1109,6 @@ struct tsr__reg_geom {
     int reload;         /* radii above TSR_RG_RMAX_RING: the reload kernel */
 };
 
-/* Row y outside the image mapped through the border (out of line: only the first and last
- * strips need it, and inlined into every unrolled row it multiplied the code). */
-__device__ __noinline__ int tsr__rg_border_row(int y, int h, int border)
-{
-    return tsr__cu_border_index(y, h, border);
-}
-
 /* This lane's 16 source bytes of row y (unmapped: the row border applies here) with one 16-byte
  * load; lanes right of the right halo (load == 0) take zeros. */
 __device__ __forceinline__ uint4 tsr__rg_load(const tsr__box_args &a, int y, int xc, int load)
@@ -1249,30 +1120,6 @@ __device__ __forceinline__ uint4 tsr__rg_load(const tsr__box_args &a, int y, int
     }
     if (!load) return make_uint4(0, 0, 0, 0);
     return __ldg((const uint4 *)(tsr__cu_row<uint8_t>(a.src, a.sstride, yy) + xc));
-}
-
-/* Add the 16 bytes of w to the packed column-sum pairs c. */
-__device__ __forceinline__ void tsr__rg_acc(unsigned c[8], uint4 w)
-{
-    const unsigned v[4] = {w.x, w.y, w.z, w.w};
-#pragma unroll
-    for (int k = 0; k < 4; k++) {
-        c[2 * k] += __byte_perm(v[k], 0, 0x4140);
-        c[2 * k + 1] += __byte_perm(v[k], 0, 0x4342);
-    }
-}
-
-/* Slide the column sums from the window ending at row 'in' - 1 to the one ending at 'in':
- * both rows' bytes enter one 3-input add per pair (the difference never goes negative, so no
- * borrow crosses the halves). */
-__device__ __forceinline__ void tsr__rg_slide(unsigned c[8], uint4 in, uint4 out)
-{
-    const unsigned vi[4] = {in.x, in.y, in.z, in.w}, vo[4] = {out.x, out.y, out.z, out.w};
-#pragma unroll
-    for (int k = 0; k < 4; k++) {
-        c[2 * k] = c[2 * k] + __byte_perm(vi[k], 0, 0x4140) - __byte_perm(vo[k], 0, 0x4140);
-        c[2 * k + 1] = c[2 * k + 1] + __byte_perm(vi[k], 0, 0x4342) - __byte_perm(vo[k], 0, 0x4342);
-    }
 }
 
 /* The output row of this lane from its column sums c (and for threshold the source row sv):
@@ -1559,6 +1406,9 @@ extern "C" const tsr_variant tsr__box_cuda[] = {
     {"reg", TSR_BACKEND_CUDA,
      "8-bit gray, radii up to 7: 16 columns per lane, window rows (up to 3) and column sums in registers, no shared memory",
      tsr__box_reg, tsr__box_reg_supports, 1, 0},
+    {"wide", TSR_BACKEND_CUDA,
+     "8-bit gray, rx up to 127, ry up to 128: per-warp prefix rows in shared memory, two reads per pixel whatever the radius",
+     tsr__box_wide, tsr__box_wide_supports, 1, 0},
     {"warp", TSR_BACKEND_CUDA,
      "8-bit gray, radii up to 48: each warp slides packed column sums over its own segment and strip, no barriers",
      tsr__box_warp, tsr__box_warp_supports, 1, 0},
@@ -1575,6 +1425,8 @@ extern "C" const tsr_variant tsr__threshold_cuda[] = {
      tsr__threshold_tile, tsr__threshold_tile_supports, 0, 0},
     {"reg", TSR_BACKEND_CUDA, "box/reg's means with the comparison as the output step (8-bit, blocks up to 15)",
      tsr__threshold_reg, tsr__threshold_reg_supports, 1, 0},
+    {"wide", TSR_BACKEND_CUDA, "box/wide's means with the comparison as the output step (8-bit, blocks up to 255)",
+     tsr__threshold_wide, tsr__threshold_wide_supports, 1, 0},
     {"warp", TSR_BACKEND_CUDA, "box/warp's means with the comparison as the output step (8-bit, blocks up to 97)",
      tsr__threshold_warp, tsr__threshold_warp_supports, 1, 0},
     {"fused", TSR_BACKEND_CUDA, "the fast box kernel's sums with the comparison fused into its output pass",

@@ -1,0 +1,183 @@
+/* Shared by the CUDA box-filter and adaptive-threshold variants (box.cu, box_wide.cu): the
+ * exact rounded mean, the launch arguments built from an op's parameters, and small helpers. */
+#ifndef TSR_BOX_COMMON_CUH
+#define TSR_BOX_COMMON_CUH
+
+#include "kernels_common.cuh"
+#include "../cpu/box_core.h"
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------ rounded means */
+
+/* How the rounded mean floor((s + (area-1)/2) / area) is computed; each mode is exact for the
+ * inputs it is chosen for (the argument is in src/cpu/box.c): float reciprocal for 8-bit
+ * samples and area <= 8191, double reciprocal for area <= 2^32, integer division otherwise. */
+struct tsr__cu_mean {
+    unsigned long long area, half;
+    float invf;
+    double invd;
+    int mode;
+};
+
+/* Choose the exact method for 'area' and the sample depth (host side). */
+static inline tsr__cu_mean tsr__cu_mean_make(unsigned long long area, int depth)
+{
+    tsr__cu_mean m;
+    m.area = area;
+    m.half = (area - 1) / 2;
+    m.invf = 1.0f / (float)area;
+    m.invd = 1.0 / (double)area;
+    m.mode = depth == TSR_U8 && area <= 8191 ? 0 : area <= 0xffffffffull ? 1 : 2;
+    return m;
+}
+
+/* The rounded mean of the window sum s (device side); explicit _rn intrinsics keep the
+ * compiler from contracting the add and multiply into an FMA. */
+__device__ static inline unsigned tsr__cu_round_mean(unsigned long long s, const tsr__cu_mean &m)
+{
+    unsigned long long t = s + m.half;
+    if (m.mode == 0) return (unsigned)__float2uint_rz(__fmul_rn(__fadd_rn(__ull2float_rn(t), 0.5f), m.invf));
+    if (m.mode == 1) return (unsigned)__double2ull_rz(__dmul_rn(__dadd_rn(__ull2double_rn(t), 0.5), m.invd));
+    return (unsigned)(t / m.area);
+}
+
+/* ------------------------------------------------------------------------ launch arguments */
+
+/* Everything a box or threshold kernel needs, passed by value. */
+struct tsr__box_args {
+    const void *src;
+    size_t sstride;
+    void *dst;
+    size_t dstride;
+    int w, h, cn, rx, ry, border, value;
+    tsr__cu_mean mean;
+    int thresh;                 /* nonzero: write the threshold test instead of the mean */
+    int idelta, inverse, maxval;
+};
+
+/* Arguments of a box run from its parameters. */
+static inline tsr__box_args tsr__box_args_box(const tsr_image *src, tsr_image *dst, const tsr_box_params *p)
+{
+    tsr__box_args a;
+    memset(&a, 0, sizeof a);
+    a.src = src->data;
+    a.sstride = src->stride;
+    a.dst = dst->data;
+    a.dstride = dst->stride;
+    a.w = src->width;
+    a.h = src->height;
+    a.cn = src->channels;
+    tsr__box_radii(p, &a.rx, &a.ry);
+    a.border = p->border;
+    a.value = p->border == TSR_BORDER_CONSTANT ? p->value : 0;
+    a.mean = tsr__cu_mean_make((unsigned long long)(2 * a.rx + 1) * (unsigned long long)(2 * a.ry + 1), src->depth);
+    return a;
+}
+
+/* Arguments of an adaptive threshold run: the 8-bit box mean with replicated borders. */
+static inline tsr__box_args tsr__box_args_threshold(const tsr_image *src, tsr_image *dst, const tsr_threshold_params *p)
+{
+    tsr_box_params bp = {p->block / 2, -1, -1, TSR_BORDER_REPLICATE, 0};
+    tsr__box_args a = tsr__box_args_box(src, dst, &bp);
+    a.thresh = 1;
+    a.idelta = tsr__threshold_idelta(p);
+    a.inverse = p->inverse;
+    a.maxval = p->maxval;
+    return a;
+}
+
+/* Whether window sums (plus the rounding offset) fit 32 bits: the CPU's rule, so that
+ * wrapping 32-bit running sums still give exact window sums. */
+static inline int tsr__box_sums_fit_32(const tsr__box_args &a, int depth)
+{
+    unsigned long long maxv = depth == TSR_U8 ? 255 : 65535;
+    if ((unsigned long long)a.value > maxv) maxv = (unsigned long long)a.value;
+    return maxv * a.mean.area + a.mean.area <= 0xffffffffull;
+}
+
+/* A sample of the source with borders applied: yy/xx are mapped indices, -1 is outside
+ * (constant border). */
+template <class T>
+__device__ static inline unsigned tsr__box_sample(const tsr__box_args &a, int yy, int xx, int c)
+{
+    if (yy < 0 || xx < 0) return (unsigned)a.value;
+    return tsr__cu_row<T>(a.src, a.sstride, yy)[(size_t)xx * a.cn + c];
+}
+
+/* The output sample for window sum 'sum' at row y, sample index i: the rounded mean, or for
+ * threshold the outcome of OpenCV's test on src - mean. */
+template <class T>
+__device__ static inline T tsr__box_result(const tsr__box_args &a, unsigned long long sum, int y, size_t i)
+{
+    unsigned m = tsr__cu_round_mean(sum, a.mean);
+    if (!a.thresh) return (T)m;
+    int diff = (int)tsr__cu_row<T>(a.src, a.sstride, y)[i] - (int)m;
+    int pass = a.inverse ? diff <= -a.idelta : diff > -a.idelta;
+    return (T)(pass ? a.maxval : 0);
+}
+
+/* An integer from the environment (benchmark tuning knobs), or def. */
+static inline int tsr__env_int(const char *name, int def)
+{
+    const char *e = getenv(name);
+    return e && *e ? atoi(e) : def;
+}
+
+/* ---- 8-bit gray column sums as packed 16-bit pairs (box/reg, box/wide) */
+
+/* Row y outside the image mapped through the border (out of line: only the first and last
+ * strips need it, and inlined into every unrolled row it multiplied the code). */
+__device__ __noinline__ static int tsr__rg_border_row(int y, int h, int border)
+{
+    return tsr__cu_border_index(y, h, border);
+}
+
+/* Add the 16 bytes of w to the packed column-sum pairs c. */
+__device__ __forceinline__ void tsr__rg_acc(unsigned c[8], uint4 w)
+{
+    const unsigned v[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        c[2 * k] += __byte_perm(v[k], 0, 0x4140);
+        c[2 * k + 1] += __byte_perm(v[k], 0, 0x4342);
+    }
+}
+
+/* Slide the column sums from the window ending at row 'in' - 1 to the one ending at 'in':
+ * both rows' bytes enter one 3-input add per pair (the difference never goes negative, so no
+ * borrow crosses the halves). */
+__device__ __forceinline__ void tsr__rg_slide(unsigned c[8], uint4 in, uint4 out)
+{
+    const unsigned vi[4] = {in.x, in.y, in.z, in.w}, vo[4] = {out.x, out.y, out.z, out.w};
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        c[2 * k] = c[2 * k] + __byte_perm(vi[k], 0, 0x4140) - __byte_perm(vo[k], 0, 0x4140);
+        c[2 * k + 1] = c[2 * k + 1] + __byte_perm(vi[k], 0, 0x4342) - __byte_perm(vo[k], 0, 0x4342);
+    }
+}
+
+/* The exact multiply-high division of the 8-bit window mean: floor((s + half) / area) ==
+ * umulhi(s + half, *magic) >> *shift for every window sum s <= 255 * area, proven on the host by
+ * (magic * area - 2^k) * tmax < 2^k with k = 32 + shift. 0 when no 32-bit magic number works. */
+static inline int tsr__box_magic(unsigned long long area, unsigned long long half, unsigned *magic, int *shift)
+{
+    unsigned long long tmax = 255 * area + half;
+    for (int s = 0; s < 32; s++) {
+        unsigned long long two_k = 1ull << (32 + s), M = (two_k + area - 1) / area;
+        if (M <= 0xffffffffull && (M * area - two_k) * tmax < two_k) {
+            *magic = (unsigned)M;
+            *shift = s;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* box/wide and threshold/wide (box_wide.cu), registered in box.cu's tables. */
+extern "C" int tsr__box_wide_supports(const tsr_image *src, const void *params);
+extern "C" tsr_status tsr__box_wide(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex);
+extern "C" int tsr__threshold_wide_supports(const tsr_image *src, const void *params);
+extern "C" tsr_status tsr__threshold_wide(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex);
+
+#endif

@@ -1,0 +1,354 @@
+/* box/wide and threshold/wide: 8-bit gray box means (and the adaptive threshold on them) for
+ * windows up to 255 columns wide and 257 rows tall, at a cost that does not grow with the radius.
+ *
+ * Each warp is an independent machine over a 512-column segment and a strip of rows (no block
+ * barriers). A lane owns 16 consecutive columns: one 16-byte load per source row entering and
+ * leaving the window, the 16 column sums kept as 8 packed 16-bit pairs (2*ry+1 <= 257 rows of
+ * bytes stay below 2^16). Per output row the lane turns its column sums into an exclusive
+ * prefix over the segment (16 serial adds, then a 5-step warp scan of the lane totals) and
+ * writes it to the warp's own shared-memory row, E[c] = sum of the column sums left of c; the
+ * window sum of column i is E[i + rx + 1] - E[i - rx], two reads whatever the radius. The row is
+ * laid out 17 words per 16 columns, so the 32 lanes' reads of the same j (16 columns apart) fall
+ * in 32 different banks; where a lane's 16 reads cross into the next group of 17 depends only on
+ * (rx + 1) mod 16, so one switch per row picks a read sequence whose offsets are all constants.
+ * Two rows of shared memory alternate, so one __syncwarp per row orders the writes and reads.
+ *
+ * Lanes 0..lo-1 and 32-lo..31 (lo = ceil(rx / 16)) are the halo: a segment writes the
+ * (32 - 2 lo) * 16 columns between them. Columns outside the image are never mapped: the lanes
+ * that hold them load zeros, so the prefix over the image's columns is exact, and the part of a
+ * window outside the image is added from the mirrored prefix values (reflect, reflect101), the
+ * edge column's sum (replicate) or the constant's column sum. Only the segments that touch the
+ * image's edges run that code; their strips are split shorter so they do not finish last. Rows
+ * outside the image are mapped through the border when loaded (any ry).
+ *
+ * The mean is floor((s + half) / area) = umulhi(s + half, magic) >> shift (tsr__box_magic). */
+#include "box_common.cuh"
+
+enum {
+    TSR_WD_CPT = 16,                        /* columns per lane */
+    TSR_WD_SEG = 32 * TSR_WD_CPT,           /* columns per segment (one warp) */
+    TSR_WD_GROUP = TSR_WD_CPT + 1,          /* shared words per 16 columns (one pad word) */
+    TSR_WD_ROW = 32 * TSR_WD_GROUP + 1,     /* shared words of one prefix row: E[0..512] */
+    TSR_WD_WARPS = 4,                       /* warps per block (independent) */
+    TSR_WD_RXMAX = 127,                     /* halo of at most 8 lanes each side */
+    TSR_WD_RYMAX = 128                      /* 257 rows of bytes fit 16 bits */
+};
+
+/* Geometry and constants of one wide launch (see tsr__box_wide_plan). */
+struct tsr__wide_geom {
+    int lo;                 /* halo lanes on each side */
+    int ow;                 /* output columns per segment */
+    int nseg;               /* segments across the image */
+    int seg_l, seg_r;       /* interior segments (no column outside the image): [seg_l, seg_r) */
+    int strip_h, nstrips;   /* rows per strip and strips of the interior segments */
+    int strip_e, nstrips_e; /* the same for the edge segments (shorter strips) */
+    long long nwarps_e, nwarps;   /* edge warps come first in the launch, then the interior */
+    unsigned half, magic;
+    int shift;
+    int kp, mp;             /* rx + 1 = 16 kp + mp */
+    int km, mm;             /* -rx = 16 km + mm, 0 <= mm < 16 */
+    unsigned cv;            /* the column sum of a column outside the image (constant border) */
+};
+
+/* Shared-memory word of prefix entry c (0 <= c <= 512) of a segment row. */
+__device__ __forceinline__ int tsr__wd_slot(int c)
+{
+    return TSR_WD_GROUP * (c >> 4) + (c & 15);
+}
+
+/* This lane's 16 bytes of image row y at column xc (rows outside the image mapped through the
+ * border, constant rows splatted). MODE 0: the lane is inside the image (one 16-byte load);
+ * 1: decided per lane from 'inside' (edge segments): 0 outside (zeros), 1 inside, 2 the partial
+ * last group of a row whose width is not a multiple of 16 (bytes at or past w are zero). */
+template <int EDGE>
+__device__ __forceinline__ uint4 tsr__wd_load(const tsr__box_args &a, int y, int xc, int inside)
+{
+    int yy = (unsigned)y < (unsigned)a.h ? y : tsr__rg_border_row(y, a.h, a.border);
+    if (EDGE && inside == 0) return make_uint4(0, 0, 0, 0);
+    if (!EDGE || inside == 1) {
+        if (yy < 0) {
+            unsigned splat = (unsigned)a.value * 0x01010101u;
+            return make_uint4(splat, splat, splat, splat);
+        }
+        return __ldg((const uint4 *)(tsr__cu_row<uint8_t>(a.src, a.sstride, yy) + xc));
+    }
+    unsigned wv[4] = {0, 0, 0, 0};
+    const uint8_t *row = yy < 0 ? NULL : tsr__cu_row<uint8_t>(a.src, a.sstride, yy) + xc;
+    for (int j = 0; j < TSR_WD_CPT && xc + j < a.w; j++)
+        wv[j >> 2] |= (unsigned)(row ? __ldg(row + j) : (uint8_t)a.value) << (8 * (j & 3));
+    return make_uint4(wv[0], wv[1], wv[2], wv[3]);
+}
+
+/* The 16 prefix values E[16 lane + j + rx + 1] (hi) and E[16 lane + j - rx] (lo) of a row, for
+ * MP = (rx + 1) mod 16: bp and bm are the slots of j = 0 on each side; the read of j moves one
+ * slot further once it has crossed into the next 17-word group. */
+template <int MP>
+__device__ __forceinline__ void tsr__wd_read(const unsigned *S, int bp, int bm, unsigned hi[16], unsigned lo[16])
+{
+    enum { MM = (17 - MP) & 15 };
+#pragma unroll
+    for (int j = 0; j < 16; j++) {
+        hi[j] = S[bp + j + (j + MP >= 16 ? 1 : 0)];
+        lo[j] = S[bm + j + (j + MM >= 16 ? 1 : 0)];
+    }
+}
+
+/* Prefix value E[c] of the segment row S (c clamped by the caller into 0..512). */
+__device__ __forceinline__ unsigned tsr__wd_e(const unsigned *S, int c)
+{
+    return S[tsr__wd_slot(c)];
+}
+
+/* The part of the window of image column x that lies outside the image, from the segment row S
+ * whose entry c0 is image column 0 and c1 image column w - 1 (edge segments only). */
+__device__ __noinline__ unsigned tsr__wd_outside(int border, int rx, int w, unsigned cv, const unsigned *S, int x,
+                                                 int c0, int c1)
+{
+    unsigned s = 0;
+    int tl = rx - x, tr = x + rx - (w - 1);
+    if (tl > 0) {
+        switch (border) {
+        case TSR_BORDER_REFLECT101: s += tsr__wd_e(S, c0 + tl + 1) - tsr__wd_e(S, c0 + 1); break;
+        case TSR_BORDER_REFLECT: s += tsr__wd_e(S, c0 + tl) - tsr__wd_e(S, c0); break;
+        case TSR_BORDER_REPLICATE: s += (unsigned)tl * (tsr__wd_e(S, c0 + 1) - tsr__wd_e(S, c0)); break;
+        default: s += (unsigned)tl * cv;
+        }
+    }
+    if (tr > 0) {
+        switch (border) {
+        case TSR_BORDER_REFLECT101: s += tsr__wd_e(S, c1) - tsr__wd_e(S, c1 - tr); break;
+        case TSR_BORDER_REFLECT: s += tsr__wd_e(S, c1 + 1) - tsr__wd_e(S, c1 + 1 - tr); break;
+        case TSR_BORDER_REPLICATE: s += (unsigned)tr * (tsr__wd_e(S, c1 + 1) - tsr__wd_e(S, c1)); break;
+        default: s += (unsigned)tr * cv;
+        }
+    }
+    return s;
+}
+
+/* Output row y of this lane from its column sums c: the segment's prefix row into S (whole
+ * warp), then for output lanes the window sums, means (or threshold outcomes against the
+ * source bytes sv) and one 16-byte store (bytes at the image's partial last group). */
+template <int THRESH, int EDGE>
+__device__ __forceinline__ void tsr__wd_row(const tsr__box_args &a, const tsr__wide_geom &g, const unsigned c[8],
+                                            unsigned *S, int lane, int xs, int out, uint4 sv, int y)
+{
+    unsigned e[16], run = 0;
+#pragma unroll
+    for (int j = 0; j < 16; j++) {
+        e[j] = run;
+        run += j & 1 ? c[j >> 1] >> 16 : c[j >> 1] & 0xffffu;
+    }
+    unsigned incl = run;
+#pragma unroll
+    for (int d = 1; d < 32; d *= 2) {
+        unsigned t = __shfl_up_sync(0xffffffffu, incl, d);
+        if (lane >= d) incl += t;
+    }
+    const unsigned off = incl - run;
+#pragma unroll
+    for (int j = 0; j < 16; j++) S[TSR_WD_GROUP * lane + j] = e[j] + off;
+    if (lane == 31) S[TSR_WD_GROUP * 32] = incl;
+    __syncwarp();
+    if (!out) return;
+    unsigned hi[16], lo[16];
+    const int bp = TSR_WD_GROUP * (lane + g.kp) + g.mp, bm = TSR_WD_GROUP * (lane + g.km) + g.mm;
+    switch (g.mp) {
+    case 0: tsr__wd_read<0>(S, bp, bm, hi, lo); break;
+    case 1: tsr__wd_read<1>(S, bp, bm, hi, lo); break;
+    case 2: tsr__wd_read<2>(S, bp, bm, hi, lo); break;
+    case 3: tsr__wd_read<3>(S, bp, bm, hi, lo); break;
+    case 4: tsr__wd_read<4>(S, bp, bm, hi, lo); break;
+    case 5: tsr__wd_read<5>(S, bp, bm, hi, lo); break;
+    case 6: tsr__wd_read<6>(S, bp, bm, hi, lo); break;
+    case 7: tsr__wd_read<7>(S, bp, bm, hi, lo); break;
+    case 8: tsr__wd_read<8>(S, bp, bm, hi, lo); break;
+    case 9: tsr__wd_read<9>(S, bp, bm, hi, lo); break;
+    case 10: tsr__wd_read<10>(S, bp, bm, hi, lo); break;
+    case 11: tsr__wd_read<11>(S, bp, bm, hi, lo); break;
+    case 12: tsr__wd_read<12>(S, bp, bm, hi, lo); break;
+    case 13: tsr__wd_read<13>(S, bp, bm, hi, lo); break;
+    case 14: tsr__wd_read<14>(S, bp, bm, hi, lo); break;
+    default: tsr__wd_read<15>(S, bp, bm, hi, lo); break;
+    }
+    const int xc = xs + TSR_WD_CPT * lane;
+    unsigned m[16];
+#pragma unroll
+    for (int j = 0; j < 16; j++) m[j] = hi[j] - lo[j];
+    if (EDGE && (xc < a.rx || xc + 15 + a.rx > a.w - 1)) {
+        /* a window of this lane reaches outside the image */
+        for (int j = 0; j < 16 && xc + j < a.w; j++) m[j] += tsr__wd_outside(a.border, a.rx, a.w, g.cv, S, xc + j, -xs, a.w - 1 - xs);
+    }
+#pragma unroll
+    for (int j = 0; j < 16; j++) m[j] = __umulhi(m[j] + g.half, g.magic) >> g.shift;
+    if (THRESH) {
+        const unsigned sw[4] = {sv.x, sv.y, sv.z, sv.w};
+#pragma unroll
+        for (int j = 0; j < 16; j++) {
+            int diff = (int)__byte_perm(sw[j >> 2], 0, 0x4440 + (j & 3)) - (int)m[j];
+            int pass = a.inverse ? diff <= -a.idelta : diff > -a.idelta;
+            m[j] = pass ? (unsigned)a.maxval : 0u;
+        }
+    }
+    unsigned o[4];
+#pragma unroll
+    for (int q = 0; q < 4; q++)
+        o[q] = __byte_perm(__byte_perm(m[4 * q], m[4 * q + 1], 0x0040), __byte_perm(m[4 * q + 2], m[4 * q + 3], 0x0040),
+                           0x5410);
+    uint8_t *drow = tsr__cu_row<uint8_t>(a.dst, a.dstride, y) + xc;
+    if (!EDGE || xc + TSR_WD_CPT <= a.w) {
+        *(uint4 *)drow = make_uint4(o[0], o[1], o[2], o[3]);
+    } else {
+        for (int j = 0; j < TSR_WD_CPT && xc + j < a.w; j++) drow[j] = (uint8_t)(o[j >> 2] >> (8 * (j & 3)));
+    }
+}
+
+/* Rows [y0, y1) of the segment starting at image column xs: the column sums of the first
+ * window, then per row the output and the slide by the row entering and the row leaving (both
+ * loaded one row ahead). */
+template <int THRESH, int EDGE>
+__device__ __forceinline__ void tsr__wd_strip(const tsr__box_args &a, const tsr__wide_geom &g, unsigned *S, int lane,
+                                              int xs, int y0, int y1)
+{
+    const int xc = xs + TSR_WD_CPT * lane;
+    /* inside: 0 no column in the image, 1 all 16, 2 the partial last group */
+    const int inside = !EDGE || (xc >= 0 && xc + TSR_WD_CPT <= a.w) ? 1 : xc >= 0 && xc < a.w ? 2 : 0;
+    const int out = lane >= g.lo && lane < 32 - g.lo && (!EDGE || (xc >= 0 && xc < a.w));
+    const int ry = a.ry;
+    unsigned c[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+#pragma unroll 4
+    for (int i = -ry; i <= ry; i++) tsr__rg_acc(c, tsr__wd_load<EDGE>(a, y0 + i, xc, inside));
+    uint4 ein = tsr__wd_load<EDGE>(a, y0 + ry + 1, xc, inside), eout = tsr__wd_load<EDGE>(a, y0 - ry, xc, inside);
+    const uint4 zero = make_uint4(0, 0, 0, 0);
+    for (int y = y0; y < y1; y++) {
+        const uint4 nin = tsr__wd_load<EDGE>(a, y + ry + 2, xc, inside);
+        const uint4 nout = tsr__wd_load<EDGE>(a, y + 1 - ry, xc, inside);
+        const uint4 sv = THRESH && out ? tsr__wd_load<EDGE>(a, y, xc, inside) : zero;
+        tsr__wd_row<THRESH, EDGE>(a, g, c, S + (y & 1) * TSR_WD_ROW, lane, xs, out, sv, y);
+        tsr__rg_slide(c, ein, eout);
+        ein = nin;
+        eout = nout;
+    }
+}
+
+/* One warp per (segment, strip): the edge segments' warps first, then the interior ones, whose
+ * consecutive warps are neighbouring segments of one strip (their halo rows meet in L2). */
+template <int THRESH>
+__global__ void __launch_bounds__(TSR_WD_WARPS * 32) tsr__box_wide_kernel(tsr__box_args a, tsr__wide_geom g)
+{
+    __shared__ unsigned smem[TSR_WD_WARPS][2 * TSR_WD_ROW];
+    const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5;
+    long long gw = (long long)blockIdx.x * TSR_WD_WARPS + wib;
+    if (gw >= g.nwarps) return;   /* the whole warp leaves; nothing waits for other warps */
+    unsigned *S = smem[wib];
+    if (gw < g.nwarps_e) {
+        const int idx = (int)(gw / g.nstrips_e), strip = (int)(gw % g.nstrips_e);
+        const int seg = idx < g.seg_l ? idx : g.seg_r + (idx - g.seg_l);
+        const int y0 = strip * g.strip_e;
+        tsr__wd_strip<THRESH, 1>(a, g, S, lane, seg * g.ow - TSR_WD_CPT * g.lo, y0, min(a.h, y0 + g.strip_e));
+    } else {
+        gw -= g.nwarps_e;
+        const int nint = g.seg_r - g.seg_l;
+        const int seg = g.seg_l + (int)(gw % nint), strip = (int)(gw / nint);
+        const int y0 = strip * g.strip_h;
+        tsr__wd_strip<THRESH, 0>(a, g, S, lane, seg * g.ow - TSR_WD_CPT * g.lo, y0, min(a.h, y0 + g.strip_h));
+    }
+}
+
+/* Plan a wide launch; 0 when this variant does not take the arguments (not 8-bit gray, rx above
+ * 127 or at least the width, ry above 128, a constant above 255, rows not 16-byte aligned, no
+ * exact multiply-high). With g NULL only answers that. TSR_CUDA_WIDE_STRIP and
+ * TSR_CUDA_WIDE_SPLIT override the rows per interior strip and the edge strips' split. */
+static int tsr__box_wide_plan(const tsr__box_args &a, int depth, const tsr_image *src, const tsr_image *dst,
+                              tsr__wide_geom *g)
+{
+    if (depth != TSR_U8 || a.cn != 1 || a.rx > TSR_WD_RXMAX || a.ry > TSR_WD_RYMAX || a.value > 255) return 0;
+    if (a.rx >= a.w) return 0;   /* one reflection covers every window (see tsr__wd_outside) */
+    if (!tsr__cu_aligned(src->data, src->stride, 16) || !tsr__cu_aligned(dst->data, dst->stride, 16)) return 0;
+    unsigned magic;
+    int shift;
+    if (!tsr__box_magic(a.mean.area, a.mean.half, &magic, &shift)) return 0;
+    if (!g) return 1;
+    g->lo = (a.rx + 15) >> 4;
+    g->ow = (32 - 2 * g->lo) * TSR_WD_CPT;
+    g->nseg = (int)(((long long)a.w + g->ow - 1) / g->ow);
+    g->seg_l = g->lo > 0 ? 1 : 0;
+    /* first segment whose 512 columns pass the right edge */
+    long long rnum = (long long)a.w - TSR_WD_SEG + TSR_WD_CPT * g->lo;
+    long long sr = rnum < 0 ? 0 : rnum / g->ow + 1;
+    if (sr < g->seg_l) sr = g->seg_l;
+    if (sr > g->nseg) sr = g->nseg;
+    g->seg_r = (int)sr;
+    if (g->seg_l > g->nseg) g->seg_l = g->nseg;
+    /* Strips: enough warps to fill the device a few times over, each long enough that its
+     * start-up (2ry+1 rows summed) stays a modest share. */
+    long long nint = g->seg_r - g->seg_l, nedge = g->nseg - nint;
+    long long target = (long long)tsr__cu_sm_count() * 48;
+    long long sh = nint > 0 ? (long long)a.h * nint / target : a.h;
+    long long minh = 2 * a.ry + 1 > 16 ? 2 * a.ry + 1 : 16;
+    if (sh < minh) sh = minh;
+    if (sh > 256) sh = 256;
+    sh = tsr__env_int("TSR_CUDA_WIDE_STRIP", (int)sh);
+    if (sh < 1) sh = 1;
+    if (sh > a.h) sh = a.h;
+    long long split = tsr__env_int("TSR_CUDA_WIDE_SPLIT", 2);
+    if (split < 1) split = 1;
+    long long se = (sh + split - 1) / split;
+    g->strip_h = (int)sh;
+    g->nstrips = (int)((a.h + sh - 1) / sh);
+    g->strip_e = (int)se;
+    g->nstrips_e = (int)((a.h + se - 1) / se);
+    g->nwarps_e = nedge * g->nstrips_e;
+    g->nwarps = g->nwarps_e + nint * g->nstrips;
+    g->half = (unsigned)a.mean.half;
+    g->magic = magic;
+    g->shift = shift;
+    g->kp = (a.rx + 1) >> 4;
+    g->mp = (a.rx + 1) & 15;
+    g->km = -((a.rx + 15) >> 4);
+    g->mm = (16 - (a.rx & 15)) & 15;
+    g->cv = (unsigned)(2 * a.ry + 1) * (unsigned)a.value;
+    return 1;
+}
+
+/* Queue the wide kernel for box or threshold arguments (the plan checked by supports()). */
+static tsr_status tsr__box_wide_run(const tsr__box_args &a, const tsr_image *src, const tsr_image *dst,
+                                    cudaStream_t st, const char *what)
+{
+    tsr__wide_geom g;
+    if (!tsr__box_wide_plan(a, src->depth, src, dst, &g))
+        return tsr__fail(TSR_E_UNSUPPORTED, "%s: only 8-bit one-channel images with 16-byte aligned rows, rx up to %d "
+                         "(below the width) and ry up to %d", what, TSR_WD_RXMAX, TSR_WD_RYMAX);
+    if (g.nwarps == 0) return TSR_OK;
+    unsigned blocks = (unsigned)((g.nwarps + TSR_WD_WARPS - 1) / TSR_WD_WARPS);
+    if (a.thresh) tsr__box_wide_kernel<1><<<blocks, TSR_WD_WARPS * 32, 0, st>>>(a, g);
+    else tsr__box_wide_kernel<0><<<blocks, TSR_WD_WARPS * 32, 0, st>>>(a, g);
+    return TSR_CUDA_LAUNCHED(what);
+}
+
+extern "C" int tsr__box_wide_supports(const tsr_image *src, const void *params)
+{
+    tsr_image dummy = *src;
+    return tsr__box_wide_plan(tsr__box_args_box(src, &dummy, (const tsr_box_params *)params), src->depth, src, &dummy,
+                              NULL);
+}
+
+/* box/wide: see the comment at the top of this file. */
+extern "C" tsr_status tsr__box_wide(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
+{
+    tsr__box_args a = tsr__box_args_box(src, dst, (const tsr_box_params *)params);
+    return tsr__box_wide_run(a, src, dst, (cudaStream_t)ex->stream, "box/wide kernel");
+}
+
+extern "C" int tsr__threshold_wide_supports(const tsr_image *src, const void *params)
+{
+    tsr_image dummy = *src;
+    return tsr__box_wide_plan(tsr__box_args_threshold(src, &dummy, (const tsr_threshold_params *)params), src->depth,
+                              src, &dummy, NULL);
+}
+
+/* threshold/wide: box/wide's means with the comparison as the output step. */
+extern "C" tsr_status tsr__threshold_wide(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
+{
+    tsr__box_args a = tsr__box_args_threshold(src, dst, (const tsr_threshold_params *)params);
+    return tsr__box_wide_run(a, src, dst, (cudaStream_t)ex->stream, "threshold/wide kernel");
+}

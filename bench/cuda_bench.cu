@@ -6,11 +6,11 @@
  * keeps the GPU busy while the host enqueues the variant, so host overhead is not counted.
  * Median of >= 20 runs after 3 warm-up runs. Bytes = bytes read + bytes written (one pass).
  *
- * Usage: tessera-bench-cuda [--quick] [--strips | --warp | --reg | --wide | --radii]
+ * Usage: tessera-bench-cuda [--quick] [--no-table] [--strips | --warp | --reg | --wide | --radii]
  *   --strips: box/fast strip-height and column-sums band sweeps; --warp: box/warp and
  *   threshold/warp strip height x slide-path sweep; --reg: box/reg and threshold/reg strip heights;
  *   --wide: box/wide and threshold/wide strip heights; --radii: the default variant of box at every
- *   radius 1..64 and of threshold at every block 3..129 (8192x8192 only) */
+ *   radius 1..64 and of threshold at every block 3..129 (8192x8192 only); --no-table: only the sweep */
 #include "../src/core/internal.h"
 #include "../src/core/ops.h"
 #include <cuda_runtime.h>
@@ -419,7 +419,7 @@ static void radii_table(const tsr_image *g)
 
 int main(int argc, char **argv)
 {
-    int quick = 0, strips = 0;
+    int quick = 0, strips = 0, table = 1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick")) quick = 1;
         if (!strcmp(argv[i], "--strips")) strips = 1;
@@ -427,6 +427,7 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--reg")) strips = 3;
         if (!strcmp(argv[i], "--wide")) strips = 4;
         if (!strcmp(argv[i], "--radii")) strips = 5;
+        if (!strcmp(argv[i], "--no-table")) table = 0;
     }
     if (!tsr_cuda_available()) {
         printf("no CUDA device: %s\n", tsr_cuda_device_name());
@@ -447,7 +448,7 @@ int main(int argc, char **argv)
         tsr_image g = random_device(w, h, 1), rgb = random_device(w, h, 3);
         printf("== %dx%d 8-bit\n", w, h);
         print_header();
-        for (int oi = 0; oi < tsr_op_count(); oi++) {
+        for (int oi = 0; table && oi < tsr_op_count(); oi++) {
             const tsr_op *op = tsr_op_at(oi);
             std::vector<bench_case> cs = cases_for(op->name, w, h, quick);
             for (auto &c : cs) {

@@ -28,7 +28,8 @@ enum {
     TSR_WD_CPT = 16,                        /* columns per lane */
     TSR_WD_SEG = 32 * TSR_WD_CPT,           /* columns per segment (one warp) */
     TSR_WD_GROUP = TSR_WD_CPT + 1,          /* shared words per 16 columns (one pad word) */
-    TSR_WD_ROW = 32 * TSR_WD_GROUP + 1,     /* shared words of one prefix row: E[0..512] */
+    TSR_WD_ROW = 32 * TSR_WD_GROUP + 1 + 33, /* shared words of one row: local prefixes of columns
+                                                0..512, then the 33 lane offsets (edge segments) */
     TSR_WD_WARPS = 4,                       /* warps per block (independent) */
     TSR_WD_RXMAX = 127,                     /* halo of at most 8 lanes each side */
     TSR_WD_RYMAX = 128                      /* 257 rows of bytes fit 16 bits */
@@ -79,104 +80,116 @@ __device__ __forceinline__ uint4 tsr__wd_load(const tsr__box_args &a, int y, int
     return make_uint4(wv[0], wv[1], wv[2], wv[3]);
 }
 
-/* The 16 prefix values E[16 lane + j + rx + 1] (hi) and E[16 lane + j - rx] (lo) of a row, for
- * MP = (rx + 1) mod 16: bp and bm are the slots of j = 0 on each side; the read of j moves one
- * slot further once it has crossed into the next 17-word group. */
+/* The window sums of this lane's 16 columns from the segment row S of lane-local prefixes:
+ * E[c] = S[slot(c)] + Off[c >> 4], so sum j = S[slot(16 lane + j + rx + 1)] - S[slot(16 lane + j - rx)]
+ * plus the difference of the two lanes' offsets, d[2 * (hi side crossed) + (lo side crossed)].
+ * MP = (rx + 1) mod 16 fixes where each side's 16 reads cross into the next 17-word group, so
+ * every offset is a constant; bp and bm are the slots of j = 0 on each side. */
 template <int MP>
-__device__ __forceinline__ void tsr__wd_read(const unsigned *S, int bp, int bm, unsigned hi[16], unsigned lo[16])
+__device__ __forceinline__ void tsr__wd_read(const unsigned *S, int bp, int bm, const unsigned d[4], unsigned m[16])
 {
     enum { MM = (17 - MP) & 15 };
 #pragma unroll
     for (int j = 0; j < 16; j++) {
-        hi[j] = S[bp + j + (j + MP >= 16 ? 1 : 0)];
-        lo[j] = S[bm + j + (j + MM >= 16 ? 1 : 0)];
+        const int ch = j + MP >= 16, cl = j + MM >= 16;
+        m[j] = S[bp + j + ch] - S[bm + j + cl] + d[2 * ch + cl];
     }
 }
 
-/* Prefix value E[c] of the segment row S (c clamped by the caller into 0..512). */
-__device__ __forceinline__ unsigned tsr__wd_e(const unsigned *S, int c)
+/* Prefix value E[c] of the segment row S with its lane offsets O (c in 0..512). */
+__device__ __forceinline__ unsigned tsr__wd_e(const unsigned *S, const unsigned *O, int c)
 {
-    return S[tsr__wd_slot(c)];
+    return S[tsr__wd_slot(c)] + O[c >> 4];
 }
 
-/* The part of the window of image column x that lies outside the image, from the segment row S
- * whose entry c0 is image column 0 and c1 image column w - 1 (edge segments only). */
-__device__ __noinline__ unsigned tsr__wd_outside(int border, int rx, int w, unsigned cv, const unsigned *S, int x,
-                                                 int c0, int c1)
+/* The part of the window of image column x that lies outside the image, from the segment row
+ * (S, O) whose entry c0 is image column 0 and c1 image column w - 1 (edge segments only). */
+__device__ __noinline__ unsigned tsr__wd_outside(int border, int rx, int w, unsigned cv, const unsigned *S,
+                                                 const unsigned *O, int x, int c0, int c1)
 {
     unsigned s = 0;
     int tl = rx - x, tr = x + rx - (w - 1);
     if (tl > 0) {
         switch (border) {
-        case TSR_BORDER_REFLECT101: s += tsr__wd_e(S, c0 + tl + 1) - tsr__wd_e(S, c0 + 1); break;
-        case TSR_BORDER_REFLECT: s += tsr__wd_e(S, c0 + tl) - tsr__wd_e(S, c0); break;
-        case TSR_BORDER_REPLICATE: s += (unsigned)tl * (tsr__wd_e(S, c0 + 1) - tsr__wd_e(S, c0)); break;
+        case TSR_BORDER_REFLECT101: s += tsr__wd_e(S, O, c0 + tl + 1) - tsr__wd_e(S, O, c0 + 1); break;
+        case TSR_BORDER_REFLECT: s += tsr__wd_e(S, O, c0 + tl) - tsr__wd_e(S, O, c0); break;
+        case TSR_BORDER_REPLICATE: s += (unsigned)tl * (tsr__wd_e(S, O, c0 + 1) - tsr__wd_e(S, O, c0)); break;
         default: s += (unsigned)tl * cv;
         }
     }
     if (tr > 0) {
         switch (border) {
-        case TSR_BORDER_REFLECT101: s += tsr__wd_e(S, c1) - tsr__wd_e(S, c1 - tr); break;
-        case TSR_BORDER_REFLECT: s += tsr__wd_e(S, c1 + 1) - tsr__wd_e(S, c1 + 1 - tr); break;
-        case TSR_BORDER_REPLICATE: s += (unsigned)tr * (tsr__wd_e(S, c1 + 1) - tsr__wd_e(S, c1)); break;
+        case TSR_BORDER_REFLECT101: s += tsr__wd_e(S, O, c1) - tsr__wd_e(S, O, c1 - tr); break;
+        case TSR_BORDER_REFLECT: s += tsr__wd_e(S, O, c1 + 1) - tsr__wd_e(S, O, c1 + 1 - tr); break;
+        case TSR_BORDER_REPLICATE: s += (unsigned)tr * (tsr__wd_e(S, O, c1 + 1) - tsr__wd_e(S, O, c1)); break;
         default: s += (unsigned)tr * cv;
         }
     }
     return s;
 }
 
-/* Output row y of this lane from its column sums c: the segment's prefix row into S (whole
- * warp), then for output lanes the window sums, means (or threshold outcomes against the
- * source bytes sv) and one 16-byte store (bytes at the image's partial last group). */
+/* Output row y of this lane from its column sums c: the lane-local prefixes into the segment
+ * row S (whole warp; the warp scan of the lane totals runs meanwhile and only its result's
+ * differences are added at the end), then for output lanes the window sums, means (or
+ * threshold outcomes against the source bytes sv) and one 16-byte store (bytes at the image's
+ * partial last group). */
 template <int THRESH, int EDGE>
 __device__ __forceinline__ void tsr__wd_row(const tsr__box_args &a, const tsr__wide_geom &g, const unsigned c[8],
                                             unsigned *S, int lane, int xs, int out, uint4 sv, int y)
 {
-    unsigned e[16], run = 0;
+    /* local exclusive prefix over pairs first: 8 dependent adds rather than 16 */
+    unsigned pre = 0;
 #pragma unroll
-    for (int j = 0; j < 16; j++) {
-        e[j] = run;
-        run += j & 1 ? c[j >> 1] >> 16 : c[j >> 1] & 0xffffu;
+    for (int k = 0; k < 8; k++) {
+        const unsigned lo16 = c[k] & 0xffffu;
+        S[TSR_WD_GROUP * lane + 2 * k] = pre;
+        S[TSR_WD_GROUP * lane + 2 * k + 1] = pre + lo16;
+        pre += lo16 + (c[k] >> 16);
     }
-    unsigned incl = run;
+    unsigned incl = pre;
 #pragma unroll
-    for (int d = 1; d < 32; d *= 2) {
-        unsigned t = __shfl_up_sync(0xffffffffu, incl, d);
-        if (lane >= d) incl += t;
+    for (int dd = 1; dd < 32; dd *= 2) {
+        unsigned t = __shfl_up_sync(0xffffffffu, incl, dd);
+        if (lane >= dd) incl += t;
     }
-    const unsigned off = incl - run;
-#pragma unroll
-    for (int j = 0; j < 16; j++) S[TSR_WD_GROUP * lane + j] = e[j] + off;
-    if (lane == 31) S[TSR_WD_GROUP * 32] = incl;
+    /* Off[g] = incl of lane g - 1 (0 for g = 0): the four groups this lane's reads touch */
+    const int gp = lane + g.kp, gm = lane + g.km;
+    const unsigned a0 = __shfl_sync(0xffffffffu, incl, gp - 1), a1 = __shfl_sync(0xffffffffu, incl, gp);
+    const unsigned b0 = __shfl_sync(0xffffffffu, incl, gm - 1), b1 = __shfl_sync(0xffffffffu, incl, gm);
+    unsigned *O = S + TSR_WD_GROUP * 32 + 1;
+    if (EDGE) {
+        O[lane] = incl - pre;
+        if (lane == 31) O[32] = incl;
+    }
     __syncwarp();
     if (!out) return;
-    unsigned hi[16], lo[16];
-    const int bp = TSR_WD_GROUP * (lane + g.kp) + g.mp, bm = TSR_WD_GROUP * (lane + g.km) + g.mm;
+    const unsigned A0 = gp > 0 ? a0 : 0u, B0 = gm > 0 ? b0 : 0u;
+    const unsigned d[4] = {A0 - B0, A0 - b1, a1 - B0, a1 - b1};
+    const int bp = TSR_WD_GROUP * gp + g.mp, bm = TSR_WD_GROUP * gm + g.mm;
+    unsigned m[16];
     switch (g.mp) {
-    case 0: tsr__wd_read<0>(S, bp, bm, hi, lo); break;
-    case 1: tsr__wd_read<1>(S, bp, bm, hi, lo); break;
-    case 2: tsr__wd_read<2>(S, bp, bm, hi, lo); break;
-    case 3: tsr__wd_read<3>(S, bp, bm, hi, lo); break;
-    case 4: tsr__wd_read<4>(S, bp, bm, hi, lo); break;
-    case 5: tsr__wd_read<5>(S, bp, bm, hi, lo); break;
-    case 6: tsr__wd_read<6>(S, bp, bm, hi, lo); break;
-    case 7: tsr__wd_read<7>(S, bp, bm, hi, lo); break;
-    case 8: tsr__wd_read<8>(S, bp, bm, hi, lo); break;
-    case 9: tsr__wd_read<9>(S, bp, bm, hi, lo); break;
-    case 10: tsr__wd_read<10>(S, bp, bm, hi, lo); break;
-    case 11: tsr__wd_read<11>(S, bp, bm, hi, lo); break;
-    case 12: tsr__wd_read<12>(S, bp, bm, hi, lo); break;
-    case 13: tsr__wd_read<13>(S, bp, bm, hi, lo); break;
-    case 14: tsr__wd_read<14>(S, bp, bm, hi, lo); break;
-    default: tsr__wd_read<15>(S, bp, bm, hi, lo); break;
+    case 0: tsr__wd_read<0>(S, bp, bm, d, m); break;
+    case 1: tsr__wd_read<1>(S, bp, bm, d, m); break;
+    case 2: tsr__wd_read<2>(S, bp, bm, d, m); break;
+    case 3: tsr__wd_read<3>(S, bp, bm, d, m); break;
+    case 4: tsr__wd_read<4>(S, bp, bm, d, m); break;
+    case 5: tsr__wd_read<5>(S, bp, bm, d, m); break;
+    case 6: tsr__wd_read<6>(S, bp, bm, d, m); break;
+    case 7: tsr__wd_read<7>(S, bp, bm, d, m); break;
+    case 8: tsr__wd_read<8>(S, bp, bm, d, m); break;
+    case 9: tsr__wd_read<9>(S, bp, bm, d, m); break;
+    case 10: tsr__wd_read<10>(S, bp, bm, d, m); break;
+    case 11: tsr__wd_read<11>(S, bp, bm, d, m); break;
+    case 12: tsr__wd_read<12>(S, bp, bm, d, m); break;
+    case 13: tsr__wd_read<13>(S, bp, bm, d, m); break;
+    case 14: tsr__wd_read<14>(S, bp, bm, d, m); break;
+    default: tsr__wd_read<15>(S, bp, bm, d, m); break;
     }
     const int xc = xs + TSR_WD_CPT * lane;
-    unsigned m[16];
-#pragma unroll
-    for (int j = 0; j < 16; j++) m[j] = hi[j] - lo[j];
     if (EDGE && (xc < a.rx || xc + 15 + a.rx > a.w - 1)) {
         /* a window of this lane reaches outside the image */
-        for (int j = 0; j < 16 && xc + j < a.w; j++) m[j] += tsr__wd_outside(a.border, a.rx, a.w, g.cv, S, xc + j, -xs, a.w - 1 - xs);
+        for (int j = 0; j < 16 && xc + j < a.w; j++)
+            m[j] += tsr__wd_outside(a.border, a.rx, a.w, g.cv, S, O, xc + j, -xs, a.w - 1 - xs);
     }
 #pragma unroll
     for (int j = 0; j < 16; j++) m[j] = __umulhi(m[j] + g.half, g.magic) >> g.shift;
@@ -232,14 +245,15 @@ __device__ __forceinline__ void tsr__wd_strip(const tsr__box_args &a, const tsr_
 
 /* One warp per (segment, strip): the edge segments' warps first, then the interior ones, whose
  * consecutive warps are neighbouring segments of one strip (their halo rows meet in L2). */
-template <int THRESH>
-__global__ void __launch_bounds__(TSR_WD_WARPS * 32) tsr__box_wide_kernel(tsr__box_args a, tsr__wide_geom g)
+template <int THRESH, int MINB>
+__global__ void __launch_bounds__(TSR_WD_WARPS * 32, MINB) tsr__box_wide_kernel(tsr__box_args a, tsr__wide_geom g)
 {
     __shared__ unsigned smem[TSR_WD_WARPS][2 * TSR_WD_ROW];
     const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5;
     long long gw = (long long)blockIdx.x * TSR_WD_WARPS + wib;
     if (gw >= g.nwarps) return;   /* the whole warp leaves; nothing waits for other warps */
     unsigned *S = smem[wib];
+    if (lane == 0) S[TSR_WD_GROUP * 32] = S[TSR_WD_ROW + TSR_WD_GROUP * 32] = 0;   /* local prefix of E[512] */
     if (gw < g.nwarps_e) {
         const int idx = (int)(gw / g.nstrips_e), strip = (int)(gw % g.nstrips_e);
         const int seg = idx < g.seg_l ? idx : g.seg_r + (idx - g.seg_l);
@@ -320,8 +334,20 @@ static tsr_status tsr__box_wide_run(const tsr__box_args &a, const tsr_image *src
                          "(below the width) and ry up to %d", what, TSR_WD_RXMAX, TSR_WD_RYMAX);
     if (g.nwarps == 0) return TSR_OK;
     unsigned blocks = (unsigned)((g.nwarps + TSR_WD_WARPS - 1) / TSR_WD_WARPS);
-    if (a.thresh) tsr__box_wide_kernel<1><<<blocks, TSR_WD_WARPS * 32, 0, st>>>(a, g);
-    else tsr__box_wide_kernel<0><<<blocks, TSR_WD_WARPS * 32, 0, st>>>(a, g);
+    /* TSR_CUDA_WIDE_MINB (measurement knob): resident blocks per SM the registers must allow */
+    switch (tsr__env_int("TSR_CUDA_WIDE_MINB", 1)) {
+    case 6:
+        if (a.thresh) tsr__box_wide_kernel<1, 6><<<blocks, TSR_WD_WARPS * 32, 0, st>>>(a, g);
+        else tsr__box_wide_kernel<0, 6><<<blocks, TSR_WD_WARPS * 32, 0, st>>>(a, g);
+        break;
+    case 8:
+        if (a.thresh) tsr__box_wide_kernel<1, 8><<<blocks, TSR_WD_WARPS * 32, 0, st>>>(a, g);
+        else tsr__box_wide_kernel<0, 8><<<blocks, TSR_WD_WARPS * 32, 0, st>>>(a, g);
+        break;
+    default:
+        if (a.thresh) tsr__box_wide_kernel<1, 1><<<blocks, TSR_WD_WARPS * 32, 0, st>>>(a, g);
+        else tsr__box_wide_kernel<0, 1><<<blocks, TSR_WD_WARPS * 32, 0, st>>>(a, g);
+    }
     return TSR_CUDA_LAUNCHED(what);
 }
 

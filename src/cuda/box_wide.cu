@@ -57,6 +57,30 @@ __device__ __forceinline__ int tsr__wd_slot(int c)
     return TSR_WD_GROUP * (c >> 4) + (c & 15);
 }
 
+/* Word q (bytes 4q..4q+3) of a lane's partial last group at column xc of row 'row' (NULL: the
+ * constant's row): bytes at or past the width w are zero. Scalar words, so nothing goes to
+ * local memory. */
+__device__ __noinline__ static unsigned tsr__wd_partial_word(const uint8_t *row, int xc, int w, int value, int q)
+{
+    unsigned v = 0;
+    for (int k = 0; k < 4; k++) {
+        const int j = 4 * q + k;
+        if (xc + j < w) v |= (unsigned)(row ? __ldg(row + j) : (uint8_t)value) << (8 * k);
+    }
+    return v;
+}
+
+/* Store the first n (< 16) of the 16 bytes o0..o3 at d: the image's partial last group. Out of
+ * line with the words by value, so the full-group path keeps them in registers. */
+__device__ __noinline__ static void tsr__wd_partial_store(uint8_t *d, int n, unsigned o0, unsigned o1, unsigned o2,
+                                                          unsigned o3)
+{
+    for (int j = 0; j < n; j++) {
+        const unsigned wq = j < 4 ? o0 : j < 8 ? o1 : j < 12 ? o2 : o3;
+        d[j] = (uint8_t)(wq >> (8 * (j & 3)));
+    }
+}
+
 /* This lane's 16 bytes of image row y at column xc (rows outside the image mapped through the
  * border, constant rows splatted). MODE 0: the lane is inside the image (one 16-byte load);
  * 1: decided per lane from 'inside' (edge segments): 0 outside (zeros), 1 inside, 2 the partial
@@ -73,26 +97,25 @@ __device__ __forceinline__ uint4 tsr__wd_load(const tsr__box_args &a, int y, int
         }
         return __ldg((const uint4 *)(tsr__cu_row<uint8_t>(a.src, a.sstride, yy) + xc));
     }
-    unsigned wv[4] = {0, 0, 0, 0};
     const uint8_t *row = yy < 0 ? NULL : tsr__cu_row<uint8_t>(a.src, a.sstride, yy) + xc;
-    for (int j = 0; j < TSR_WD_CPT && xc + j < a.w; j++)
-        wv[j >> 2] |= (unsigned)(row ? __ldg(row + j) : (uint8_t)a.value) << (8 * (j & 3));
-    return make_uint4(wv[0], wv[1], wv[2], wv[3]);
+    return make_uint4(tsr__wd_partial_word(row, xc, a.w, a.value, 0), tsr__wd_partial_word(row, xc, a.w, a.value, 1),
+                      tsr__wd_partial_word(row, xc, a.w, a.value, 2), tsr__wd_partial_word(row, xc, a.w, a.value, 3));
 }
 
 /* The window sums of this lane's 16 columns from the segment row S of lane-local prefixes:
  * E[c] = S[slot(c)] + Off[c >> 4], so sum j = S[slot(16 lane + j + rx + 1)] - S[slot(16 lane + j - rx)]
- * plus the difference of the two lanes' offsets, d[2 * (hi side crossed) + (lo side crossed)].
+ * plus the difference of the two lanes' offsets, d<hi side crossed><lo side crossed>.
  * MP = (rx + 1) mod 16 fixes where each side's 16 reads cross into the next 17-word group, so
  * every offset is a constant; bp and bm are the slots of j = 0 on each side. */
 template <int MP>
-__device__ __forceinline__ void tsr__wd_read(const unsigned *S, int bp, int bm, const unsigned d[4], unsigned m[16])
+__device__ __forceinline__ void tsr__wd_read(const unsigned *S, int bp, int bm, unsigned d00, unsigned d01,
+                                             unsigned d10, unsigned d11, unsigned m[16])
 {
     enum { MM = (17 - MP) & 15 };
 #pragma unroll
     for (int j = 0; j < 16; j++) {
         const int ch = j + MP >= 16, cl = j + MM >= 16;
-        m[j] = S[bp + j + ch] - S[bm + j + cl] + d[2 * ch + cl];
+        m[j] = S[bp + j + ch] - S[bm + j + cl] + (ch ? (cl ? d11 : d10) : (cl ? d01 : d00));
     }
 }
 
@@ -164,26 +187,26 @@ __device__ __forceinline__ void tsr__wd_row(const tsr__box_args &a, const tsr__w
     __syncwarp();
     if (!out) return;
     const unsigned A0 = gp > 0 ? a0 : 0u, B0 = gm > 0 ? b0 : 0u;
-    const unsigned d[4] = {A0 - B0, A0 - b1, a1 - B0, a1 - b1};
+    const unsigned d00 = A0 - B0, d01 = A0 - b1, d10 = a1 - B0, d11 = a1 - b1;
     const int bp = TSR_WD_GROUP * gp + g.mp, bm = TSR_WD_GROUP * gm + g.mm;
     unsigned m[16];
     switch (g.mp) {
-    case 0: tsr__wd_read<0>(S, bp, bm, d, m); break;
-    case 1: tsr__wd_read<1>(S, bp, bm, d, m); break;
-    case 2: tsr__wd_read<2>(S, bp, bm, d, m); break;
-    case 3: tsr__wd_read<3>(S, bp, bm, d, m); break;
-    case 4: tsr__wd_read<4>(S, bp, bm, d, m); break;
-    case 5: tsr__wd_read<5>(S, bp, bm, d, m); break;
-    case 6: tsr__wd_read<6>(S, bp, bm, d, m); break;
-    case 7: tsr__wd_read<7>(S, bp, bm, d, m); break;
-    case 8: tsr__wd_read<8>(S, bp, bm, d, m); break;
-    case 9: tsr__wd_read<9>(S, bp, bm, d, m); break;
-    case 10: tsr__wd_read<10>(S, bp, bm, d, m); break;
-    case 11: tsr__wd_read<11>(S, bp, bm, d, m); break;
-    case 12: tsr__wd_read<12>(S, bp, bm, d, m); break;
-    case 13: tsr__wd_read<13>(S, bp, bm, d, m); break;
-    case 14: tsr__wd_read<14>(S, bp, bm, d, m); break;
-    default: tsr__wd_read<15>(S, bp, bm, d, m); break;
+    case 0: tsr__wd_read<0>(S, bp, bm, d00, d01, d10, d11, m); break;
+    case 1: tsr__wd_read<1>(S, bp, bm, d00, d01, d10, d11, m); break;
+    case 2: tsr__wd_read<2>(S, bp, bm, d00, d01, d10, d11, m); break;
+    case 3: tsr__wd_read<3>(S, bp, bm, d00, d01, d10, d11, m); break;
+    case 4: tsr__wd_read<4>(S, bp, bm, d00, d01, d10, d11, m); break;
+    case 5: tsr__wd_read<5>(S, bp, bm, d00, d01, d10, d11, m); break;
+    case 6: tsr__wd_read<6>(S, bp, bm, d00, d01, d10, d11, m); break;
+    case 7: tsr__wd_read<7>(S, bp, bm, d00, d01, d10, d11, m); break;
+    case 8: tsr__wd_read<8>(S, bp, bm, d00, d01, d10, d11, m); break;
+    case 9: tsr__wd_read<9>(S, bp, bm, d00, d01, d10, d11, m); break;
+    case 10: tsr__wd_read<10>(S, bp, bm, d00, d01, d10, d11, m); break;
+    case 11: tsr__wd_read<11>(S, bp, bm, d00, d01, d10, d11, m); break;
+    case 12: tsr__wd_read<12>(S, bp, bm, d00, d01, d10, d11, m); break;
+    case 13: tsr__wd_read<13>(S, bp, bm, d00, d01, d10, d11, m); break;
+    case 14: tsr__wd_read<14>(S, bp, bm, d00, d01, d10, d11, m); break;
+    default: tsr__wd_read<15>(S, bp, bm, d00, d01, d10, d11, m); break;
     }
     const int xc = xs + TSR_WD_CPT * lane;
     if (EDGE && (xc < a.rx || xc + 15 + a.rx > a.w - 1)) {
@@ -211,7 +234,7 @@ __device__ __forceinline__ void tsr__wd_row(const tsr__box_args &a, const tsr__w
     if (!EDGE || xc + TSR_WD_CPT <= a.w) {
         *(uint4 *)drow = make_uint4(o[0], o[1], o[2], o[3]);
     } else {
-        for (int j = 0; j < TSR_WD_CPT && xc + j < a.w; j++) drow[j] = (uint8_t)(o[j >> 2] >> (8 * (j & 3)));
+        tsr__wd_partial_store(drow, a.w - xc, o[0], o[1], o[2], o[3]);
     }
 }
 
@@ -232,6 +255,20 @@ __device__ __forceinline__ void tsr__wd_strip(const tsr__box_args &a, const tsr_
     for (int i = -ry; i <= ry; i++) tsr__rg_acc(c, tsr__wd_load<EDGE>(a, y0 + i, xc, inside));
     uint4 ein = tsr__wd_load<EDGE>(a, y0 + ry + 1, xc, inside), eout = tsr__wd_load<EDGE>(a, y0 - ry, xc, inside);
     const uint4 zero = make_uint4(0, 0, 0, 0);
+    if (!EDGE && y0 - ry >= 0 && y1 + ry + 1 < a.h) {
+        /* every row this strip touches is inside the image: plain pointer steps, no border test */
+        const uint8_t *p = tsr__cu_row<uint8_t>(a.src, a.sstride, y0) + xc;
+        const long long off_in = (long long)(ry + 2) * (long long)a.sstride, off_out = (long long)(1 - ry) * (long long)a.sstride;
+        for (int y = y0; y < y1; y++, p += a.sstride) {
+            const uint4 nin = __ldg((const uint4 *)(p + off_in)), nout = __ldg((const uint4 *)(p + off_out));
+            const uint4 sv = THRESH && out ? __ldg((const uint4 *)p) : zero;
+            tsr__wd_row<THRESH, EDGE>(a, g, c, S + (y & 1) * TSR_WD_ROW, lane, xs, out, sv, y);
+            tsr__rg_slide(c, ein, eout);
+            ein = nin;
+            eout = nout;
+        }
+        return;
+    }
     for (int y = y0; y < y1; y++) {
         const uint4 nin = tsr__wd_load<EDGE>(a, y + ry + 2, xc, inside);
         const uint4 nout = tsr__wd_load<EDGE>(a, y + 1 - ry, xc, inside);

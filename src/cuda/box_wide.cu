@@ -28,8 +28,7 @@ enum {
     TSR_WD_CPT = 16,                        /* columns per lane */
     TSR_WD_SEG = 32 * TSR_WD_CPT,           /* columns per segment (one warp) */
     TSR_WD_GROUP = TSR_WD_CPT + 1,          /* shared words per 16 columns (one pad word) */
-    TSR_WD_ROW = 32 * TSR_WD_GROUP + 1 + 33, /* shared words of one row: local prefixes of columns
-                                                0..512, then the 33 lane offsets (edge segments) */
+    TSR_WD_ROW = 32 * TSR_WD_GROUP + 1,     /* shared words of one row: lane-local prefixes of E[0..512] */
     TSR_WD_WARPS = 4,                       /* warps per block (independent) */
     TSR_WD_RXMAX = 127,                     /* halo of at most 8 lanes each side */
     TSR_WD_RYMAX = 128                      /* 257 rows of bytes fit 16 bits */
@@ -119,38 +118,6 @@ __device__ __forceinline__ void tsr__wd_read(const unsigned *S, int bp, int bm, 
     }
 }
 
-/* Prefix value E[c] of the segment row S with its lane offsets O (c in 0..512). */
-__device__ __forceinline__ unsigned tsr__wd_e(const unsigned *S, const unsigned *O, int c)
-{
-    return S[tsr__wd_slot(c)] + O[c >> 4];
-}
-
-/* The part of the window of image column x that lies outside the image, from the segment row
- * (S, O) whose entry c0 is image column 0 and c1 image column w - 1 (edge segments only). */
-__device__ __noinline__ unsigned tsr__wd_outside(int border, int rx, int w, unsigned cv, const unsigned *S,
-                                                 const unsigned *O, int x, int c0, int c1)
-{
-    unsigned s = 0;
-    int tl = rx - x, tr = x + rx - (w - 1);
-    if (tl > 0) {
-        switch (border) {
-        case TSR_BORDER_REFLECT101: s += tsr__wd_e(S, O, c0 + tl + 1) - tsr__wd_e(S, O, c0 + 1); break;
-        case TSR_BORDER_REFLECT: s += tsr__wd_e(S, O, c0 + tl) - tsr__wd_e(S, O, c0); break;
-        case TSR_BORDER_REPLICATE: s += (unsigned)tl * (tsr__wd_e(S, O, c0 + 1) - tsr__wd_e(S, O, c0)); break;
-        default: s += (unsigned)tl * cv;
-        }
-    }
-    if (tr > 0) {
-        switch (border) {
-        case TSR_BORDER_REFLECT101: s += tsr__wd_e(S, O, c1) - tsr__wd_e(S, O, c1 - tr); break;
-        case TSR_BORDER_REFLECT: s += tsr__wd_e(S, O, c1 + 1) - tsr__wd_e(S, O, c1 + 1 - tr); break;
-        case TSR_BORDER_REPLICATE: s += (unsigned)tr * (tsr__wd_e(S, O, c1 + 1) - tsr__wd_e(S, O, c1)); break;
-        default: s += (unsigned)tr * cv;
-        }
-    }
-    return s;
-}
-
 /* Output row y of this lane from its column sums c: the lane-local prefixes into the segment
  * row S (whole warp; the warp scan of the lane totals runs meanwhile and only its result's
  * differences are added at the end), then for output lanes the window sums, means (or
@@ -179,11 +146,6 @@ __device__ __forceinline__ void tsr__wd_row(const tsr__box_args &a, const tsr__w
     const int gp = lane + g.kp, gm = lane + g.km;
     const unsigned a0 = __shfl_sync(0xffffffffu, incl, gp - 1), a1 = __shfl_sync(0xffffffffu, incl, gp);
     const unsigned b0 = __shfl_sync(0xffffffffu, incl, gm - 1), b1 = __shfl_sync(0xffffffffu, incl, gm);
-    unsigned *O = S + TSR_WD_GROUP * 32 + 1;
-    if (EDGE) {
-        O[lane] = incl - pre;
-        if (lane == 31) O[32] = incl;
-    }
     __syncwarp();
     if (!out) return;
     const unsigned A0 = gp > 0 ? a0 : 0u, B0 = gm > 0 ? b0 : 0u;
@@ -209,11 +171,6 @@ __device__ __forceinline__ void tsr__wd_row(const tsr__box_args &a, const tsr__w
     default: tsr__wd_read<15>(S, bp, bm, d00, d01, d10, d11, m); break;
     }
     const int xc = xs + TSR_WD_CPT * lane;
-    if (EDGE && (xc < a.rx || xc + 15 + a.rx > a.w - 1)) {
-        /* a window of this lane reaches outside the image */
-        for (int j = 0; j < 16 && xc + j < a.w; j++)
-            m[j] += tsr__wd_outside(a.border, a.rx, a.w, g.cv, S, O, xc + j, -xs, a.w - 1 - xs);
-    }
 #pragma unroll
     for (int j = 0; j < 16; j++) m[j] = __umulhi(m[j] + g.half, g.magic) >> g.shift;
     if (THRESH) {
@@ -236,6 +193,52 @@ __device__ __forceinline__ void tsr__wd_row(const tsr__box_args &a, const tsr__w
     } else {
         tsr__wd_partial_store(drow, a.w - xc, o[0], o[1], o[2], o[3]);
     }
+}
+
+/* Column c (within rx of the image, rx < w) mapped into the image through a reflecting or
+ * replicating border. */
+__device__ __forceinline__ int tsr__wd_map(int c, int w, int border)
+{
+    if (border == TSR_BORDER_REPLICATE) return c < 0 ? 0 : w - 1;
+    const int d = border == TSR_BORDER_REFLECT101;
+    return c < 0 ? -c - 1 + d : 2 * w - 1 - d - c;
+}
+
+/* Edge segments: give the columns outside the image the column sums of the columns they map to
+ * (a constant border's column sum for constant), so the row needs no correction afterwards.
+ * Only columns within rx of the image are referenced by any window; the others stay zero. The
+ * column sums travel through the row buffer S as packed pairs, which the row's prefixes then
+ * overwrite (hence the second __syncwarp). */
+struct tsr__wd_sums {
+    unsigned c[8];
+};
+__device__ __noinline__ static tsr__wd_sums tsr__wd_fill_outside(tsr__wd_sums cs, unsigned *S, int lane, int xs, int w,
+                                                                 int rx, int border, unsigned cv)
+{
+    const int xc = xs + TSR_WD_CPT * lane;
+#pragma unroll
+    for (int k = 0; k < 8; k++) S[8 * lane + k] = cs.c[k];
+    __syncwarp();
+    if (xc < 0 || xc + TSR_WD_CPT > w) {
+#pragma unroll
+        for (int k = 0; k < 8; k++) {
+            unsigned pair = cs.c[k];
+            for (int h = 0; h < 2; h++) {
+                const int x = xc + 2 * k + h;
+                if ((x < 0 && x >= -rx) || (x >= w && x < w + rx)) {
+                    unsigned v = cv;
+                    if (border != TSR_BORDER_CONSTANT) {
+                        const int i = tsr__wd_map(x, w, border) - xs;
+                        v = (S[i >> 1] >> (16 * (i & 1))) & 0xffffu;
+                    }
+                    pair = h ? (pair & 0xffffu) | (v << 16) : (pair & 0xffff0000u) | v;
+                }
+            }
+            cs.c[k] = pair;
+        }
+    }
+    __syncwarp();
+    return cs;
 }
 
 /* Rows [y0, y1) of the segment starting at image column xs: the column sums of the first
@@ -273,7 +276,16 @@ __device__ __forceinline__ void tsr__wd_strip(const tsr__box_args &a, const tsr_
         const uint4 nin = tsr__wd_load<EDGE>(a, y + ry + 2, xc, inside);
         const uint4 nout = tsr__wd_load<EDGE>(a, y + 1 - ry, xc, inside);
         const uint4 sv = THRESH && out ? tsr__wd_load<EDGE>(a, y, xc, inside) : zero;
-        tsr__wd_row<THRESH, EDGE>(a, g, c, S + (y & 1) * TSR_WD_ROW, lane, xs, out, sv, y);
+        unsigned *Sy = S + (y & 1) * TSR_WD_ROW;
+        if (EDGE) {
+            tsr__wd_sums cs;
+#pragma unroll
+            for (int k = 0; k < 8; k++) cs.c[k] = c[k];
+            cs = tsr__wd_fill_outside(cs, Sy, lane, xs, a.w, a.rx, a.border, g.cv);
+            tsr__wd_row<THRESH, EDGE>(a, g, cs.c, Sy, lane, xs, out, sv, y);
+        } else {
+            tsr__wd_row<THRESH, EDGE>(a, g, c, Sy, lane, xs, out, sv, y);
+        }
         tsr__rg_slide(c, ein, eout);
         ein = nin;
         eout = nout;
@@ -330,14 +342,15 @@ static int tsr__box_wide_plan(const tsr__box_args &a, int depth, const tsr_image
     if (sr > g->nseg) sr = g->nseg;
     g->seg_r = (int)sr;
     if (g->seg_l > g->nseg) g->seg_l = g->nseg;
-    /* Strips: enough warps to fill the device a few times over, each long enough that its
-     * start-up (2ry+1 rows summed) stays a modest share. */
+    /* Strips: about 1.5 waves of resident warps (20 per SM), 16 to 32 rows: the sweep
+     * (tessera-bench-cuda --wide) preferred 32-row strips at every radius up to 64 on 8192x8192,
+     * many short-lived warps over few long ones though each strip first sums 2ry+1 rows; much
+     * taller windows want a little longer strips. */
     long long nint = g->seg_r - g->seg_l, nedge = g->nseg - nint;
-    long long target = (long long)tsr__cu_sm_count() * 48;
-    long long sh = nint > 0 ? (long long)a.h * nint / target : a.h;
-    long long minh = 2 * a.ry + 1 > 16 ? 2 * a.ry + 1 : 16;
-    if (sh < minh) sh = minh;
-    if (sh > 256) sh = 256;
+    long long sh = (long long)a.h * (nint > 0 ? nint : 1) / ((long long)tsr__cu_sm_count() * 30);
+    if (sh < 16) sh = 16;
+    if (sh > 32) sh = 32;
+    if (sh < a.ry / 2) sh = a.ry / 2;
     sh = tsr__env_int("TSR_CUDA_WIDE_STRIP", (int)sh);
     if (sh < 1) sh = 1;
     if (sh > a.h) sh = a.h;

@@ -21,7 +21,8 @@
  * image's edges run that code; their strips are split shorter so they do not finish last. Rows
  * outside the image are mapped through the border when loaded (any ry).
  *
- * The mean is floor((s + half) / area) = umulhi(s + half, magic) >> shift (tsr__box_magic). */
+ * The mean is floor((s + half) / area) = umulhi(s + half, magic) >> shift (tsr__box_magic), with
+ * no shift instruction where the host found shift 0 exact (windows up to about 4096 pixels). */
 #include "box_common.cuh"
 
 enum {
@@ -30,6 +31,8 @@ enum {
     TSR_WD_GROUP = TSR_WD_CPT + 1,          /* shared words per 16 columns (one pad word) */
     TSR_WD_ROW = 32 * TSR_WD_GROUP + 1,     /* shared words of one row: lane-local prefixes of E[0..512] */
     TSR_WD_WARPS = 4,                       /* warps per block (independent) */
+    TSR_WD_MINB = 6,                        /* blocks per SM the registers must allow: 80 registers,
+                                               measured best from radius 15 up and equal below */
     TSR_WD_RXMAX = 127,                     /* halo of at most 8 lanes each side */
     TSR_WD_RYMAX = 128                      /* 257 rows of bytes fit 16 bits */
 };
@@ -123,7 +126,7 @@ __device__ __forceinline__ void tsr__wd_read(const unsigned *S, int bp, int bm, 
  * differences are added at the end), then for output lanes the window sums, means (or
  * threshold outcomes against the source bytes sv) and one 16-byte store (bytes at the image's
  * partial last group). */
-template <int THRESH, int EDGE>
+template <int THRESH, int EDGE, int SHIFT>
 __device__ __forceinline__ void tsr__wd_row(const tsr__box_args &a, const tsr__wide_geom &g, const unsigned c[8],
                                             unsigned *S, int lane, int xs, int out, uint4 sv, int y)
 {
@@ -149,7 +152,8 @@ __device__ __forceinline__ void tsr__wd_row(const tsr__box_args &a, const tsr__w
     __syncwarp();
     if (!out) return;
     const unsigned A0 = gp > 0 ? a0 : 0u, B0 = gm > 0 ? b0 : 0u;
-    const unsigned d00 = A0 - B0, d01 = A0 - b1, d10 = a1 - B0, d11 = a1 - b1;
+    /* the rounding offset rides along in the lane-offset differences */
+    const unsigned d00 = A0 - B0 + g.half, d01 = A0 - b1 + g.half, d10 = a1 - B0 + g.half, d11 = a1 - b1 + g.half;
     const int bp = TSR_WD_GROUP * gp + g.mp, bm = TSR_WD_GROUP * gm + g.mm;
     unsigned m[16];
     switch (g.mp) {
@@ -172,7 +176,7 @@ __device__ __forceinline__ void tsr__wd_row(const tsr__box_args &a, const tsr__w
     }
     const int xc = xs + TSR_WD_CPT * lane;
 #pragma unroll
-    for (int j = 0; j < 16; j++) m[j] = __umulhi(m[j] + g.half, g.magic) >> g.shift;
+    for (int j = 0; j < 16; j++) m[j] = SHIFT ? __umulhi(m[j], g.magic) >> g.shift : __umulhi(m[j], g.magic);
     if (THRESH) {
         const unsigned sw[4] = {sv.x, sv.y, sv.z, sv.w};
 #pragma unroll
@@ -244,7 +248,7 @@ __device__ __noinline__ static tsr__wd_sums tsr__wd_fill_outside(tsr__wd_sums cs
 /* Rows [y0, y1) of the segment starting at image column xs: the column sums of the first
  * window, then per row the output and the slide by the row entering and the row leaving (both
  * loaded one row ahead). */
-template <int THRESH, int EDGE>
+template <int THRESH, int EDGE, int SHIFT>
 __device__ __forceinline__ void tsr__wd_strip(const tsr__box_args &a, const tsr__wide_geom &g, unsigned *S, int lane,
                                               int xs, int y0, int y1)
 {
@@ -254,7 +258,7 @@ __device__ __forceinline__ void tsr__wd_strip(const tsr__box_args &a, const tsr_
     const int out = lane >= g.lo && lane < 32 - g.lo && (!EDGE || (xc >= 0 && xc < a.w));
     const int ry = a.ry;
     unsigned c[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-#pragma unroll 4
+#pragma unroll 8
     for (int i = -ry; i <= ry; i++) tsr__rg_acc(c, tsr__wd_load<EDGE>(a, y0 + i, xc, inside));
     uint4 ein = tsr__wd_load<EDGE>(a, y0 + ry + 1, xc, inside), eout = tsr__wd_load<EDGE>(a, y0 - ry, xc, inside);
     const uint4 zero = make_uint4(0, 0, 0, 0);
@@ -265,7 +269,7 @@ __device__ __forceinline__ void tsr__wd_strip(const tsr__box_args &a, const tsr_
         for (int y = y0; y < y1; y++, p += a.sstride) {
             const uint4 nin = __ldg((const uint4 *)(p + off_in)), nout = __ldg((const uint4 *)(p + off_out));
             const uint4 sv = THRESH && out ? __ldg((const uint4 *)p) : zero;
-            tsr__wd_row<THRESH, EDGE>(a, g, c, S + (y & 1) * TSR_WD_ROW, lane, xs, out, sv, y);
+            tsr__wd_row<THRESH, EDGE, SHIFT>(a, g, c, S + (y & 1) * TSR_WD_ROW, lane, xs, out, sv, y);
             tsr__rg_slide(c, ein, eout);
             ein = nin;
             eout = nout;
@@ -282,9 +286,9 @@ __device__ __forceinline__ void tsr__wd_strip(const tsr__box_args &a, const tsr_
 #pragma unroll
             for (int k = 0; k < 8; k++) cs.c[k] = c[k];
             cs = tsr__wd_fill_outside(cs, Sy, lane, xs, a.w, a.rx, a.border, g.cv);
-            tsr__wd_row<THRESH, EDGE>(a, g, cs.c, Sy, lane, xs, out, sv, y);
+            tsr__wd_row<THRESH, EDGE, SHIFT>(a, g, cs.c, Sy, lane, xs, out, sv, y);
         } else {
-            tsr__wd_row<THRESH, EDGE>(a, g, c, Sy, lane, xs, out, sv, y);
+            tsr__wd_row<THRESH, EDGE, SHIFT>(a, g, c, Sy, lane, xs, out, sv, y);
         }
         tsr__rg_slide(c, ein, eout);
         ein = nin;
@@ -294,8 +298,8 @@ __device__ __forceinline__ void tsr__wd_strip(const tsr__box_args &a, const tsr_
 
 /* One warp per (segment, strip): the edge segments' warps first, then the interior ones, whose
  * consecutive warps are neighbouring segments of one strip (their halo rows meet in L2). */
-template <int THRESH, int MINB>
-__global__ void __launch_bounds__(TSR_WD_WARPS * 32, MINB) tsr__box_wide_kernel(tsr__box_args a, tsr__wide_geom g)
+template <int THRESH, int SHIFT>
+__global__ void __launch_bounds__(TSR_WD_WARPS * 32, TSR_WD_MINB) tsr__box_wide_kernel(tsr__box_args a, tsr__wide_geom g)
 {
     __shared__ unsigned smem[TSR_WD_WARPS][2 * TSR_WD_ROW];
     const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5;
@@ -307,13 +311,13 @@ __global__ void __launch_bounds__(TSR_WD_WARPS * 32, MINB) tsr__box_wide_kernel(
         const int idx = (int)(gw / g.nstrips_e), strip = (int)(gw % g.nstrips_e);
         const int seg = idx < g.seg_l ? idx : g.seg_r + (idx - g.seg_l);
         const int y0 = strip * g.strip_e;
-        tsr__wd_strip<THRESH, 1>(a, g, S, lane, seg * g.ow - TSR_WD_CPT * g.lo, y0, min(a.h, y0 + g.strip_e));
+        tsr__wd_strip<THRESH, 1, SHIFT>(a, g, S, lane, seg * g.ow - TSR_WD_CPT * g.lo, y0, min(a.h, y0 + g.strip_e));
     } else {
         gw -= g.nwarps_e;
         const int nint = g.seg_r - g.seg_l;
         const int seg = g.seg_l + (int)(gw % nint), strip = (int)(gw / nint);
         const int y0 = strip * g.strip_h;
-        tsr__wd_strip<THRESH, 0>(a, g, S, lane, seg * g.ow - TSR_WD_CPT * g.lo, y0, min(a.h, y0 + g.strip_h));
+        tsr__wd_strip<THRESH, 0, SHIFT>(a, g, S, lane, seg * g.ow - TSR_WD_CPT * g.lo, y0, min(a.h, y0 + g.strip_h));
     }
 }
 
@@ -384,20 +388,10 @@ static tsr_status tsr__box_wide_run(const tsr__box_args &a, const tsr_image *src
                          "(below the width) and ry up to %d", what, TSR_WD_RXMAX, TSR_WD_RYMAX);
     if (g.nwarps == 0) return TSR_OK;
     unsigned blocks = (unsigned)((g.nwarps + TSR_WD_WARPS - 1) / TSR_WD_WARPS);
-    /* TSR_CUDA_WIDE_MINB (measurement knob): resident blocks per SM the registers must allow */
-    switch (tsr__env_int("TSR_CUDA_WIDE_MINB", 1)) {
-    case 6:
-        if (a.thresh) tsr__box_wide_kernel<1, 6><<<blocks, TSR_WD_WARPS * 32, 0, st>>>(a, g);
-        else tsr__box_wide_kernel<0, 6><<<blocks, TSR_WD_WARPS * 32, 0, st>>>(a, g);
-        break;
-    case 8:
-        if (a.thresh) tsr__box_wide_kernel<1, 8><<<blocks, TSR_WD_WARPS * 32, 0, st>>>(a, g);
-        else tsr__box_wide_kernel<0, 8><<<blocks, TSR_WD_WARPS * 32, 0, st>>>(a, g);
-        break;
-    default:
-        if (a.thresh) tsr__box_wide_kernel<1, 1><<<blocks, TSR_WD_WARPS * 32, 0, st>>>(a, g);
-        else tsr__box_wide_kernel<0, 1><<<blocks, TSR_WD_WARPS * 32, 0, st>>>(a, g);
-    }
+    if (a.thresh && g.shift) tsr__box_wide_kernel<1, 1><<<blocks, TSR_WD_WARPS * 32, 0, st>>>(a, g);
+    else if (a.thresh) tsr__box_wide_kernel<1, 0><<<blocks, TSR_WD_WARPS * 32, 0, st>>>(a, g);
+    else if (g.shift) tsr__box_wide_kernel<0, 1><<<blocks, TSR_WD_WARPS * 32, 0, st>>>(a, g);
+    else tsr__box_wide_kernel<0, 0><<<blocks, TSR_WD_WARPS * 32, 0, st>>>(a, g);
     return TSR_CUDA_LAUNCHED(what);
 }
 

@@ -1085,9 +1085,9 @@ static tsr_status tsr__threshold_warp(const tsr_image *src, tsr_image *dst, cons
  * the ring's length, so every ring index is static and no row is ever loaded twice), the 16
  * column sums are 8 packed 16-bit pairs updated with one 3-input add per pair, and the horizontal
  * window is added pair-wise too: the odd-offset pairs come from one byte permute of two
- * neighbouring pairs. Sums stay below 2^16 (radii up to 7: 15 * 17 * 255 < 65536 even for the
- * partial sums of the two-pixel slide that wider windows use). Radii 4 to 7 take a variant that
- * reloads the leaving row instead of keeping the window in registers. The mean is one
+ * neighbouring pairs. Sums stay below 2^16 (7 * 7 * 255). Larger windows go to box/wide, which
+ * measured faster from radius 4 up than this kernel's former variant that reloaded the leaving
+ * row (r = 4: 95 against 119 us, r = 7: 105-110 against 197 us on 8192x8192). The mean is one
  * multiply-high per pixel, floor((s + half) / area) = umulhi(s + half, ceil(2^32 / area)), exact
  * for area < 4096 (the host checks it). Lanes 0 and 31 are the halo: each warp writes the 480
  * columns of lanes 1..30 and re-reads 16 columns on each side. Only whole aligned 16-column
@@ -1098,7 +1098,7 @@ static tsr_status tsr__threshold_warp(const tsr_image *src, tsr_image *dst, cons
 #define TSR_RG_MINB 1   /* blocks per SM the register allocation must allow (measurement knob) */
 #endif
 enum { TSR_RG_CPT = 16, TSR_RG_LANES_OUT = 30, TSR_RG_OW = TSR_RG_LANES_OUT * TSR_RG_CPT, TSR_RG_WARPS = 4,
-       TSR_RG_RMAX_RING = 3, TSR_RG_RMAX = 7, TSR_RG_AHEAD = 2 };
+       TSR_RG_RMAX = 3, TSR_RG_AHEAD = 2 };
 
 /* Geometry and mean constants of one reg launch (see tsr__box_reg_plan). */
 struct tsr__reg_geom {
@@ -1106,7 +1106,6 @@ struct tsr__reg_geom {
     unsigned half2;     /* half in both 16-bit halves */
     unsigned magic;     /* ceil(2^32 / area) */
     int xend;           /* outputs cover [16, xend); xend = w rounded down to 16, less 16 */
-    int reload;         /* radii above TSR_RG_RMAX_RING: the reload kernel */
 };
 
 /* This lane's 16 source bytes of row y (unmapped: the row border applies here) with one 16-byte
@@ -1148,15 +1147,10 @@ __device__ __forceinline__ void tsr__rg_row(const tsr__box_args &a, const tsr__r
     for (int d = -RX; d <= RX; d++) s += TSR__RG_PAIR(d);   /* the window of pixels 0 and 1 */
 #pragma unroll
     for (int k = 0; k < 8; k++) {
-        if (k > 0) {
-            if (RX <= 3) {   /* small windows: the pair-wise sum of the 2RX+1 pairs */
-                s = g.half2;
+        if (k > 0) {   /* the pair-wise sum of the 2RX+1 pairs */
+            s = g.half2;
 #pragma unroll
-                for (int d = -RX; d <= RX; d++) s += TSR__RG_PAIR(2 * k + d);
-            } else {         /* wider: slide by two pixels (no borrow: every partial stays >= 0) */
-                s = s + TSR__RG_PAIR(2 * k - 1 + RX) + TSR__RG_PAIR(2 * k + RX);
-                s = s - TSR__RG_PAIR(2 * k - 2 - RX) - TSR__RG_PAIR(2 * k - 1 - RX);
-            }
+            for (int d = -RX; d <= RX; d++) s += TSR__RG_PAIR(2 * k + d);
         }
         m[2 * k] = __umulhi(s & 0xffffu, g.magic);
         m[2 * k + 1] = __umulhi(s >> 16, g.magic);
@@ -1211,49 +1205,6 @@ __device__ __forceinline__ void tsr__rg_strips(const tsr__box_args &a, const tsr
     }
 }
 
-/* Every strip of this warp's segment for windows taller than the ring holds (ry at run time,
- * up to 7): the row leaving the window is loaded again (an L1/L2 hit: this warp read it 2ry+1
- * rows before) instead of kept, and the entering and leaving rows of the next two output rows
- * are loaded while the current two are computed. */
-template <int THRESH, int RX>
-__device__ __forceinline__ void tsr__rg_strips_reload(const tsr__box_args &a, const tsr__reg_geom &g, int xc,
-                                                      int load, int out)
-{
-    const int ry = a.ry;
-    const uint4 zero = make_uint4(0, 0, 0, 0);
-    for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y) {
-        const int y0 = strip * g.strip_h, y1 = min(a.h, y0 + g.strip_h);
-        unsigned c[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-        for (int i = -ry; i <= ry; i++) tsr__rg_acc(c, tsr__rg_load(a, y0 + i, xc, load));
-        uint4 e0 = tsr__rg_load(a, y0 + ry + 1, xc, load), e1 = tsr__rg_load(a, y0 + ry + 2, xc, load);
-        uint4 l0 = tsr__rg_load(a, y0 - ry, xc, load), l1 = tsr__rg_load(a, y0 - ry + 1, xc, load);
-        for (int y = y0; y < y1; y += 2) {
-            const uint4 ne0 = tsr__rg_load(a, y + ry + 3, xc, load), ne1 = tsr__rg_load(a, y + ry + 4, xc, load);
-            const uint4 nl0 = tsr__rg_load(a, y + 2 - ry, xc, load), nl1 = tsr__rg_load(a, y + 3 - ry, xc, load);
-            const uint4 s0 = THRESH ? tsr__rg_load(a, y, xc, load) : zero;
-            const uint4 s1 = THRESH ? tsr__rg_load(a, y + 1, xc, load) : zero;
-            tsr__rg_row<THRESH, RX>(a, g, c, s0, xc, out && y < y1, y);
-            tsr__rg_slide(c, e0, l0);
-            tsr__rg_row<THRESH, RX>(a, g, c, s1, xc, out && y + 1 < y1, y + 1);
-            tsr__rg_slide(c, e1, l1);
-            e0 = ne0, e1 = ne1, l0 = nl0, l1 = nl1;
-        }
-    }
-}
-
-/* box/reg for windows wider or taller than 7x7 (up to 15x15): see tsr__rg_strips_reload. */
-template <int THRESH, int RX>
-__global__ void __launch_bounds__(TSR_RG_WARPS * 32, TSR_RG_MINB) tsr__box_reg_reload_kernel(tsr__box_args a,
-                                                                                              tsr__reg_geom g)
-{
-    const int lane = threadIdx.x & 31;
-    const int seg = blockIdx.x * TSR_RG_WARPS + (threadIdx.x >> 5);
-    if (seg >= g.nseg) return;
-    const int xc = seg * TSR_RG_OW + TSR_RG_CPT * lane;
-    const int out = lane >= 1 && lane <= TSR_RG_LANES_OUT && xc < g.xend;
-    tsr__rg_strips_reload<THRESH, RX>(a, g, xc, xc <= g.xend, out);
-}
-
 template <int THRESH, int RX, int RY>
 __global__ void __launch_bounds__(TSR_RG_WARPS * 32, TSR_RG_MINB) tsr__box_reg_kernel(tsr__box_args a, tsr__reg_geom g)
 {
@@ -1292,15 +1243,12 @@ static int tsr__box_reg_plan(const tsr__box_args &a, int depth, const tsr_image 
     /* umulhi(t, M) == floor(t / d) for t <= tmax when (M*d - 2^32) * tmax < 2^32. */
     if (d < 2 || M > 0xffffffffull || (M * d - two32) * (255 * d + half) >= two32) return 0;
     if (!g) return 1;
-    /* Strips are whole groups of ring length N rows (see tsr__rg_strips), or of 2 rows for the
-     * reload kernel, whose longer start-up (2ry+1 rows) wants longer strips. */
-    int reload = a.rx > TSR_RG_RMAX_RING || a.ry > TSR_RG_RMAX_RING;
-    long long n = reload ? 2 : 2 * a.ry + 1 + TSR_RG_AHEAD;
-    long long sh = tsr__env_int("TSR_CUDA_REG_STRIP", reload ? 16 : 8);   /* sweep: 8 best at r = 1 and 3 */
+    /* Strips are whole groups of ring length N rows (see tsr__rg_strips). */
+    long long n = 2 * a.ry + 1 + TSR_RG_AHEAD;
+    long long sh = tsr__env_int("TSR_CUDA_REG_STRIP", 8);   /* sweep: 8 best at r = 1 and 3 */
     if (sh < 1) sh = 1;
     if (sh > a.h) sh = a.h;
     sh = (sh + n - 1) / n * n;
-    g->reload = reload;
     g->xend = (a.w & ~(TSR_RG_CPT - 1)) - TSR_RG_CPT;
     g->nseg = (int)(((long long)g->xend - TSR_RG_CPT + TSR_RG_OW - 1) / TSR_RG_OW);
     g->strip_h = (int)sh;
@@ -1340,25 +1288,9 @@ static tsr_status tsr__box_reg_run(const tsr__box_args &a, const tsr_image *src,
             default: TSR__RG_LAUNCH(RX, 3); break;                                                       \
         }                                                                                                \
         break
-#define TSR__RG_RELOAD(T, RX)                                                                            \
-    case RX:                                                                                             \
-        tsr__box_reg_reload_kernel<T, RX><<<grid, nt, 0, st>>>(a, g);                                    \
-        break
-    if (g.reload && a.thresh) {
-        switch (a.rx) {   /* threshold windows are square: below 4 they take the ring kernel */
-            TSR__RG_RELOAD(1, 4); TSR__RG_RELOAD(1, 5); TSR__RG_RELOAD(1, 6); TSR__RG_RELOAD(1, 7);
-        }
-    } else if (g.reload) {
-        switch (a.rx) {
-            TSR__RG_RELOAD(0, 0); TSR__RG_RELOAD(0, 1); TSR__RG_RELOAD(0, 2); TSR__RG_RELOAD(0, 3);
-            TSR__RG_RELOAD(0, 4); TSR__RG_RELOAD(0, 5); TSR__RG_RELOAD(0, 6); TSR__RG_RELOAD(0, 7);
-        }
-    } else {
-        switch (a.rx) {
-            TSR__RG_ROW(0); TSR__RG_ROW(1); TSR__RG_ROW(2); TSR__RG_ROW(3);
-        }
+    switch (a.rx) {
+        TSR__RG_ROW(0); TSR__RG_ROW(1); TSR__RG_ROW(2); TSR__RG_ROW(3);
     }
-#undef TSR__RG_RELOAD
 #undef TSR__RG_ROW
 #undef TSR__RG_LAUNCH
     tsr_status st1 = TSR_CUDA_LAUNCHED(what);
@@ -1404,7 +1336,7 @@ extern "C" const tsr_variant tsr__box_cuda[] = {
     {"shared", TSR_BACKEND_CUDA, "shared-memory tile with halo, separable sums in the tile; radii up to 16",
      tsr__box_tile, tsr__box_tile_supports, 0, 0},
     {"reg", TSR_BACKEND_CUDA,
-     "8-bit gray, radii up to 7: 16 columns per lane, window rows (up to 3) and column sums in registers, no shared memory",
+     "8-bit gray, radii up to 3: 16 columns per lane, window rows and column sums in registers, no shared memory",
      tsr__box_reg, tsr__box_reg_supports, 1, 0},
     {"wide", TSR_BACKEND_CUDA,
      "8-bit gray, rx up to 127, ry up to 128: per-warp prefix rows in shared memory, two reads per pixel whatever the radius",
@@ -1423,7 +1355,7 @@ extern "C" const tsr_variant tsr__box_cuda[] = {
 extern "C" const tsr_variant tsr__threshold_cuda[] = {
     {"shared-tile", TSR_BACKEND_CUDA, "seeds/003: dynamic shared tile with a clamped halo; blocks up to 33",
      tsr__threshold_tile, tsr__threshold_tile_supports, 0, 0},
-    {"reg", TSR_BACKEND_CUDA, "box/reg's means with the comparison as the output step (8-bit, blocks up to 15)",
+    {"reg", TSR_BACKEND_CUDA, "box/reg's means with the comparison as the output step (8-bit, blocks up to 7)",
      tsr__threshold_reg, tsr__threshold_reg_supports, 1, 0},
     {"wide", TSR_BACKEND_CUDA, "box/wide's means with the comparison as the output step (8-bit, blocks up to 255)",
      tsr__threshold_wide, tsr__threshold_wide_supports, 1, 0},

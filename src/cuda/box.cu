@@ -2,14 +2,19 @@
  * reference (src/cpu/box.c, src/cpu/threshold.c): sums are exact integers and the rounded mean
  * is computed by one of three methods that are each exact (see tsr__cu_mean_make).
  *
- * Variants
- *  box/global       one thread per pixel loops over the window in global memory, O(rx*ry)
- *  box/unrolled3x3  radius 1 only, the 9 taps unrolled (the seed's meanFilterKernelUnwind)
- *  box/shared       a shared-memory tile with its halo, separable sums inside the tile; r <= 16
+ * Variants (default first where several apply: the registry takes the first that supports)
+ *  box/reg          8-bit gray, radii up to 3: window rows and column sums in registers
+ *  box/wide         8-bit gray, rx up to 127, ry up to 128: per-warp prefix rows (box_wide.cu)
+ *  box/warp         8-bit gray, radii up to 48, any alignment: per-warp sliding sums
  *  box/fast         running column sums down a strip of rows plus a block-wide prefix scan of
- *                   each row: cost independent of the radius (default)
- *  threshold/shared-tile  seeds/003: dynamic shared tile with a clamped (replicate) halo
- *  threshold/fused        the fast box kernel with the comparison as its epilogue (default)
+ *                   each row: any image, cost independent of the radius
+ *  box/tiled        eight rows per barrier pair (an experiment, slower)
+ *  box/shared       a shared-memory tile with its halo, separable sums inside the tile; r <= 16
+ *  box/unrolled3x3  radius 1 only, the 9 taps unrolled (the seed's meanFilterKernelUnwind)
+ *  box/global       one thread per pixel loops over the window in global memory, O(rx*ry)
+ *  threshold/...    reg, wide, warp, fused (box/fast's sums), tiled with the comparison as the
+ *                   output step; shared-tile (seeds/003: dynamic shared tile with a clamped
+ *                   halo) and global
  */
 #include "box_common.cuh"
 #include <stdlib.h>

@@ -1097,8 +1097,9 @@ static tsr_status tsr__threshold_warp(const tsr_image *src, tsr_image *dst, cons
  * for area < 4096 (the host checks it). Lanes 0 and 31 are the halo: each warp writes the 480
  * columns of lanes 1..30 and re-reads 16 columns on each side. Only whole aligned 16-column
  * groups with their halo inside the image are done this way, so no lane ever maps a column
- * through the border; the first 16 and the last 16-31 columns are left to a small second kernel
- * (a per-lane border path cost 20% more instructions and diverged: 21 of 32 lanes active). */
+ * through the border; the first 16 and the last 16-31 columns are left to one more column of
+ * blocks that reads their windows pixel by pixel (a per-lane border path cost 20% more
+ * instructions and diverged: 21 of 32 lanes active). */
 #ifndef TSR_RG_MINB
 #define TSR_RG_MINB 1   /* blocks per SM the register allocation must allow (measurement knob) */
 #endif
@@ -1210,9 +1211,28 @@ __device__ __forceinline__ void tsr__rg_strips(const tsr__box_args &a, const tsr
     }
 }
 
+/* The columns the warps leave out, [0, 16) and [xend, w), of the rows of strip 'strip': one
+ * thread per pixel, the window read through the borders (about 47 columns: a fraction of a
+ * percent of a large image). */
+__device__ __forceinline__ void tsr__rg_edge_pixels(const tsr__box_args &a, const tsr__reg_geom &g, int strip)
+{
+    const int ncols = TSR_RG_CPT + (a.w - g.xend), y0 = strip * g.strip_h;
+    const int n = ncols * (min(a.h, y0 + g.strip_h) - y0);
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        const int col = i % ncols;
+        tsr__box_global_pixel<uint8_t>(a, col < TSR_RG_CPT ? col : g.xend + (col - TSR_RG_CPT), y0 + i / ncols);
+    }
+}
+
+/* The last column of blocks does the edge columns of its strips (one launch: at 3840x2160 a
+ * second kernel's launch was a tenth of the time); the others run the warps. */
 template <int THRESH, int RX, int RY>
 __global__ void __launch_bounds__(TSR_RG_WARPS * 32, TSR_RG_MINB) tsr__box_reg_kernel(tsr__box_args a, tsr__reg_geom g)
 {
+    if (blockIdx.x == gridDim.x - 1) {
+        for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y) tsr__rg_edge_pixels(a, g, strip);
+        return;
+    }
     const int lane = threadIdx.x & 31;
     const int seg = blockIdx.x * TSR_RG_WARPS + (threadIdx.x >> 5);
     if (seg >= g.nseg) return;   /* the whole warp leaves; nothing waits for other warps */
@@ -1220,17 +1240,6 @@ __global__ void __launch_bounds__(TSR_RG_WARPS * 32, TSR_RG_MINB) tsr__box_reg_k
     /* Lane 0 and the lane after the last output are halo; every loading lane is inside the row. */
     const int out = lane >= 1 && lane <= TSR_RG_LANES_OUT && xc < g.xend;
     tsr__rg_strips<THRESH, RX, RY>(a, g, lane, xc, xc <= g.xend, out);
-}
-
-/* The columns box/reg leaves out, [0, 16) and [xend, w): one thread per pixel, the window read
- * through the borders (about 47 columns: a fraction of a percent of a large image). */
-__global__ void tsr__box_reg_edges_kernel(tsr__box_args a, int xend)
-{
-    const int ncols = TSR_RG_CPT + (a.w - xend);
-    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= (long long)ncols * a.h) return;
-    const int col = (int)(i % ncols), y = (int)(i / ncols);
-    tsr__box_global_pixel<uint8_t>(a, col < TSR_RG_CPT ? col : xend + (col - TSR_RG_CPT), y);
 }
 
 /* Plan a reg launch; 0 when this variant does not take the arguments (not 8-bit gray, a radius
@@ -1275,7 +1284,7 @@ static tsr_status tsr__box_reg_run(const tsr__box_args &a, const tsr_image *src,
             return tsr__box_warp_run(a, src, dst, st, what);
         return tsr__fail(TSR_E_UNSUPPORTED, "%s: only 8-bit one-channel images with radii up to %d", what, TSR_RG_RMAX);
     }
-    dim3 grid(tsr__div_up((unsigned)g.nseg, TSR_RG_WARPS),
+    dim3 grid(tsr__div_up((unsigned)g.nseg, TSR_RG_WARPS) + 1,   /* + the edge columns' blocks */
               (unsigned)(g.nstrips < TSR_CU_MAX_GRID_Y ? g.nstrips : TSR_CU_MAX_GRID_Y));
     unsigned nt = TSR_RG_WARPS * 32;
 #define TSR__RG_LAUNCH(RX, RY)                                                                           \
@@ -1298,10 +1307,6 @@ static tsr_status tsr__box_reg_run(const tsr__box_args &a, const tsr_image *src,
     }
 #undef TSR__RG_ROW
 #undef TSR__RG_LAUNCH
-    tsr_status st1 = TSR_CUDA_LAUNCHED(what);
-    if (st1) return st1;
-    long long nedge = (long long)(TSR_RG_CPT + a.w - g.xend) * a.h;
-    tsr__box_reg_edges_kernel<<<(unsigned)((nedge + 127) / 128), 128, 0, st>>>(a, g.xend);
     return TSR_CUDA_LAUNCHED(what);
 }
 

@@ -473,7 +473,9 @@ static double pz_now(void)
 }
 
 /* The benchmark table of docs/puzzle.md (TSR_PUZZLE_BENCH=1; TSR_PUZZLE_BENCH_BIG=1 adds the
- * 10,000 and 20,000 piece runs, =2 also 10,000 with rotation). Prints markdown rows on stdout. */
+ * 10,000 and 20,000 piece runs, =2 also 10,000 with rotation). Prints markdown rows on stdout.
+ * TSR_PUZZLE_BENCH_SAVE=DIR writes the prepared 672x504 photos (photo_I.png) and the big
+ * scrambles (big_G.png) there, for timing the command line. */
 TEST(test_puzzle_bench)
 {
     const char *big = getenv("TSR_PUZZLE_BENCH_BIG");
@@ -492,6 +494,11 @@ TEST(test_puzzle_bench)
             tsr_puzzle_scores r = {0, 0, 0, 0, 0, 0};
             double t0, t1;
             if (pz_photo(i, 672, 504, &img)) continue;
+            if (getenv("TSR_PUZZLE_BENCH_SAVE") && !rot) {   /* the prepared photo, for the command line */
+                char path[1024];
+                snprintf(path, sizeof path, "%s/photo_%d.png", getenv("TSR_PUZZLE_BENCH_SAVE"), i);
+                CHECK_OK(tsr_write(path, &img, 0));
+            }
             CHECK_OK(tsr_puzzle_scramble(&img, &scr, 18, 24, rot, 1000 + (uint64_t)i, &t));
             t0 = pz_now();
             CHECK_OK(tsr_puzzle_solve(&scr, &o, &sol, ex));

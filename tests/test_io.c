@@ -185,6 +185,38 @@ TEST(test_io_roundtrip_png)
     io_rmdir(dir);
 }
 
+/* tsr_write_ex: every zlib level gives the same pixels; a smooth image is smaller at level 9 than
+ * at level 1; levels outside 0..9 are refused before any file is made. */
+TEST(test_io_png_level)
+{
+    char dir[64], path[512];
+    size_t n1 = 0, n9 = 0;
+    tsr_image a = io_smooth(257, 31, 3);
+    io_tmpdir(dir, sizeof dir);
+    for (int level = 0; level <= 9; level++) {
+        tsr_image b = {0};
+        snprintf(path, sizeof path, "%s/l%d.png", dir, level);
+        CHECK_OK(tsr_write_ex(path, &a, 0, level));
+        CHECK_OK(tsr_read(path, &b));
+        CHECK_MSG(io_equal(&a, &b), "level %d changed the pixels", level);
+        tsr_image_free(&b);
+    }
+    snprintf(path, sizeof path, "%s/l1.png", dir);
+    free(tsr_test_read_file(path, &n1));
+    snprintf(path, sizeof path, "%s/l9.png", dir);
+    free(tsr_test_read_file(path, &n9));
+    CHECK_MSG(n9 < n1, "level 9 %zu bytes, level 1 %zu bytes", n9, n1);
+    snprintf(path, sizeof path, "%s/bad.png", dir);
+    CHECK_EQ(tsr_write_ex(path, &a, 0, 10), TSR_E_ARG);
+    CHECK_EQ(tsr_write_ex(path, &a, 0, -1), TSR_E_ARG);
+    CHECK(access(path, F_OK) != 0);
+    /* other formats ignore the level */
+    snprintf(path, sizeof path, "%s/l.ppm", dir);
+    CHECK_OK(tsr_write_ex(path, &a, 0, 1));
+    tsr_image_free(&a);
+    io_rmdir(dir);
+}
+
 TEST(test_io_roundtrip_pnm)
 {
     char dir[64];

@@ -677,6 +677,61 @@ TEST(test_puzzle_joint_model)
     tsr_image_free(&img);
 }
 
+/* Reference order of the top-k lists: ascending value, ties to the lower index. */
+static int pz_cand_cmp(const void *a, const void *b)
+{
+    const tsr__pz_cand *x = a, *y = b;
+    if (x->d != y->d) return x->d < y->d ? -1 : 1;
+    return (x->o > y->o) - (x->o < y->o);
+}
+
+/* The CPU top-k (blocked, AVX2 and baseline builds, any thread count) gives exactly the lists of
+ * sorting every tsr__pz_dot: rows over columns and columns over rows, own piece left out, on
+ * sizes with an odd last column, a last short group of rows and a last quad of features. */
+TEST(test_puzzle_topk_exact)
+{
+    static const int cases[][3] = {{37, 20, 0}, {52, 44, 1}, {700, 12, 0}};   /* m, dim, rot4 */
+    for (int ci = 0; ci < 3; ci++) {
+        int m = cases[ci][0], dim = cases[ci][1], rot4 = cases[ci][2], k = 16, st = 4 * k;
+        float *X = malloc(sizeof(float) * m * dim), *Y = malloc(sizeof(float) * m * dim);
+        tsr__pz_cand *rows = malloc(sizeof(tsr__pz_cand) * m * st), *cols = malloc(sizeof(tsr__pz_cand) * m * st);
+        tsr__pz_cand *all = malloc(sizeof(tsr__pz_cand) * m);
+        for (int i = 0; i < m * dim; i++)
+            if (ci == 0) {   /* coarse values: ties happen */
+                X[i] = (float)(tsr_test_rand() % 7) - 3;
+                Y[i] = (float)(tsr_test_rand() % 5) * 0.5f - 1;
+            } else {   /* fine values: a different order of the sums would show */
+                X[i] = (float)(tsr_test_rand() % 2000001) * 1e-3f - 1000;
+                Y[i] = (float)(tsr_test_rand() % 2000001) * 1.7e-6f - 1.7f;
+            }
+        for (int run = 0; run < 4; run++) {
+            tsr_exec ex = {TSR_BACKEND_CPU, NULL, NULL, 1 + run % 3};
+            int bad = 0;
+            tsr__pz_baseline = run == 3;
+            CHECK_OK(tsr__pz_topk_cpu(X, Y, m, dim, rot4, k, rows, cols, st, &ex));
+            for (int side = 0; side < 2 && !bad; side++)
+                for (int i = 0; i < m && !bad; i++) {
+                    int n = 0;
+                    for (int o = 0; o < m; o++) {
+                        if ((rot4 ? o >> 2 : o) == (rot4 ? i >> 2 : i)) continue;
+                        all[n].d = side ? tsr__pz_dot(X + (size_t)o * dim, Y + (size_t)i * dim, dim)
+                                        : tsr__pz_dot(X + (size_t)i * dim, Y + (size_t)o * dim, dim);
+                        all[n++].o = o;
+                    }
+                    qsort(all, (size_t)n, sizeof *all, pz_cand_cmp);
+                    for (int t = 0; t < k && !bad; t++) {
+                        const tsr__pz_cand *g = (side ? cols : rows) + (size_t)i * st + t;
+                        bad = g->o != all[t].o || memcmp(&g->d, &all[t].d, sizeof(float));
+                        CHECK_MSG(!bad, "m %d dim %d run %d: %s %d entry %d is (%g, %d), expected (%g, %d)", m, dim,
+                                  run, side ? "column" : "row", i, t, g->d, g->o, all[t].d, all[t].o);
+                    }
+                }
+        }
+        tsr__pz_baseline = 0;
+        free(X), free(Y), free(rows), free(cols), free(all);
+    }
+}
+
 /* The local search repairs a solved synthetic puzzle spoiled by two swapped pieces, a swapped
  * pair of 2x2 blocks and a turned piece, never raising the objective. */
 TEST(test_puzzle_refine_repairs)

@@ -76,6 +76,9 @@ tsr_status tsr__pz_topk_cpu(const float *X, const float *Y, int m, int dim, int 
                             tsr__pz_cand *rows_out, tsr__pz_cand *cols_out, int stride, const tsr_exec *ex);
 tsr_status tsr__pz_topk_cuda(const float *X, const float *Y, int m, int dim, int rot4, int k,
                              tsr__pz_cand *rows_out, tsr__pz_cand *cols_out, int stride, const tsr_exec *ex);
+/* Tests only: nonzero makes the CPU kernels that have an AVX2 build use their baseline build
+ * (the results are the same; the tests check it). */
+extern int tsr__pz_baseline;
 /* Fill pz->list with the chosen top-k implementation (progress optional). */
 tsr_status tsr__pz_lists(tsr__pz *pz, tsr__pz_topk_fn fn, const tsr_exec *ex);
 

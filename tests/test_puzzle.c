@@ -644,24 +644,30 @@ static tsr_image pz_smooth_noise(int w, int h)
     return img;
 }
 
-/* The features (hence every D) do not depend on the thread count, and on smoothed noise the
- * joint model finds right neighbours: 71 of 180 right first choices (36 with the MGC terms
- * alone). */
+/* The features (hence every D) do not depend on the thread count or on the build of the
+ * kernels (AVX2 or baseline), and on smoothed noise the joint model finds right neighbours: 71
+ * of 180 right first choices (36 with the MGC terms alone). */
 TEST(test_puzzle_joint_model)
 {
     tsr_image img = pz_smooth_noise(16 * 12, 12 * 12), scr = {0};
     tsr_puzzle_placement t;
     tsr_exec one = {TSR_BACKEND_CPU, NULL, NULL, 1};
-    tsr__pz a, b;
+    tsr__pz a, b, c;
     int good = 0, tot = 0;
     CHECK_OK(tsr_puzzle_scramble(&img, &scr, 12, 16, 0, 8, &t));
     CHECK_OK(tsr__pz_features(&a, &scr, 12, 16, 0, 1));
     CHECK_OK(tsr__pz_features(&b, &scr, 12, 16, 0, 2));
+    tsr__pz_baseline = 1;
+    CHECK_OK(tsr__pz_features(&c, &scr, 12, 16, 0, 2));
+    tsr__pz_baseline = 0;
     CHECK_EQ(a.dim, b.dim);
+    CHECK_EQ(a.dim, c.dim);
     CHECK(a.dim > 2 * (1 + 9 + 3 * 12));   /* the joint model's values are there */
     for (int p = 0; p < 2; p++) {
         CHECK(!memcmp(a.fr[p], b.fr[p], sizeof(float) * a.m * a.dim));
         CHECK(!memcmp(a.fl[p], b.fl[p], sizeof(float) * a.m * a.dim));
+        CHECK(!memcmp(a.fr[p], c.fr[p], sizeof(float) * a.m * a.dim));
+        CHECK(!memcmp(a.fl[p], c.fl[p], sizeof(float) * a.m * a.dim));
     }
     CHECK_OK(tsr__pz_lists(&a, tsr__pz_topk_cpu, &one));
     for (int c = 0; c < 12 * 16; c++)
@@ -672,6 +678,7 @@ TEST(test_puzzle_joint_model)
     CHECK_MSG(good >= tot * 3 / 10, "right first choices %d of %d", good, tot);
     tsr__pz_free(&a);
     tsr__pz_free(&b);
+    tsr__pz_free(&c);
     tsr_puzzle_placement_free(&t);
     tsr_image_free(&scr);
     tsr_image_free(&img);

@@ -125,19 +125,39 @@ static void tsr__pz_data(const double *e, int P, int C, float *out)
  * raised right first choices on the dark deep-field sky from 46% to 54% (and on the
  * cameraman's grass and sky from 82% to 83%). */
 
-/* Dot product of doubles with four partial sums (the order is fixed: deterministic). */
-static double tsr__pz_ddot(const double *a, const double *b, int n)
+/* Four doubles as one value: lane k holds partial sum k of tsr__pz_ddot (GCC and Clang vector
+ * extension; element-wise arithmetic, the scalar loop's operations in its order). */
+typedef double tsr__pz_v4d __attribute__((vector_size(32)));
+
+/* Set in tests: use the baseline build of the kernels that also have an AVX2 build. */
+int tsr__pz_baseline;
+
+/* Whether the AVX2 builds of the kernels may run. */
+static int tsr__pz_avx2(void)
 {
-    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+#if defined(__x86_64__) || defined(__i386__)
+    return !tsr__pz_baseline && __builtin_cpu_supports("avx2");
+#else
+    return 0;
+#endif
+}
+
+/* Dot product of doubles with four partial sums s0..s3 over i mod 4 (the lanes of one vector),
+ * the n mod 4 last terms into s0, then (s0 + s1) + (s2 + s3): a fixed order, deterministic.
+ * Inlined, so that it takes the vector width of the build it is inlined into. */
+static inline __attribute__((always_inline)) double tsr__pz_ddot(const double *a, const double *b, int n)
+{
+    tsr__pz_v4d s = {0, 0, 0, 0}, x, y;
+    double s0;
     int i = 0;
     for (; i + 4 <= n; i += 4) {
-        s0 += a[i] * b[i];
-        s1 += a[i + 1] * b[i + 1];
-        s2 += a[i + 2] * b[i + 2];
-        s3 += a[i + 3] * b[i + 3];
+        memcpy(&x, a + i, sizeof x);
+        memcpy(&y, b + i, sizeof y);
+        s += x * y;
     }
+    s0 = s[0];
     for (; i < n; i++) s0 += a[i] * b[i];
-    return (s0 + s1) + (s2 + s3);
+    return (s0 + s[1]) + (s[2] + s[3]);
 }
 
 struct tsr__pz_lag_job {
@@ -151,7 +171,7 @@ struct tsr__pz_lag_job {
 /* Lag sums of the sampled tiles of chunks [b, e): for along-offsets a <= TSR_PZ_JLAG (and < P)
  * and across-offsets b < 4, the pairs (y, x)-(y + a, x +- b) and (y, x)-(y +- b, x + a) inside
  * one tile. */
-static void tsr__pz_lag_range(void *ctx, int b, int e)
+static inline __attribute__((always_inline)) void tsr__pz_lag_body(void *ctx, int b, int e)
 {
     struct tsr__pz_lag_job *j = ctx;
     int P = j->P, C = j->C, CC = C * C, sc = j->src->channels;
@@ -192,11 +212,21 @@ static void tsr__pz_lag_range(void *ctx, int b, int e)
     free(z);
 }
 
+/* tsr__parallel_for callbacks of the lag sums: AVX2 and baseline builds (the same sums). */
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__((target("avx2"))) static void tsr__pz_lag_range_avx2(void *ctx, int b, int e)
+{
+    tsr__pz_lag_body(ctx, b, e);
+}
+#endif
+static void tsr__pz_lag_range(void *ctx, int b, int e) { tsr__pz_lag_body(ctx, b, e); }
+
 /* Inverse of a symmetric positive definite N x N matrix by Cholesky, S = L L': S^-1 = L^-T L^-1.
  * 'inv' gets S^-1 and 'inv_lead' (when not NULL) the inverse of S's leading h x h block, which
  * comes from the same factor (L's leading block is that block's factor). Returns 0 when S is not
  * positive definite or memory runs out. */
-static int tsr__pz_spd_inverse(const double *S, int N, double *inv, int h, double *inv_lead)
+static inline __attribute__((always_inline)) int tsr__pz_spd_body(const double *S, int N, double *inv, int h,
+                                                                 double *inv_lead)
 {
     double *L = calloc((size_t)N * N, sizeof(double)), *W = calloc((size_t)N * N, sizeof(double));
     if (!L || !W) {
@@ -244,6 +274,22 @@ static int tsr__pz_spd_inverse(const double *S, int N, double *inv, int h, doubl
     return 1;
 }
 
+/* tsr__pz_spd_body in an AVX2 build where the CPU has it (the same arithmetic, wider vectors). */
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__((target("avx2"))) static int tsr__pz_spd_avx2(const double *S, int N, double *inv, int h,
+                                                            double *inv_lead)
+{
+    return tsr__pz_spd_body(S, N, inv, h, inv_lead);
+}
+#endif
+static int tsr__pz_spd_inverse(const double *S, int N, double *inv, int h, double *inv_lead)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    if (tsr__pz_avx2()) return tsr__pz_spd_avx2(S, N, inv, h, inv_lead);
+#endif
+    return tsr__pz_spd_body(S, N, inv, h, inv_lead);
+}
+
 /* Contract: the joint model's M (N x N, N = 4 P C, row-major, symmetric) of a puzzle image whose
  * samples are centred on 'mean', and the pixel variance it saw (*pvar, mean over channels);
  * *out is NULL (and TSR_OK) when the tile is above TSR_PZ_JMAXP. */
@@ -268,7 +314,11 @@ static tsr_status tsr__pz_joint_model(const tsr_image *src, int rows, int cols, 
     if (!j.slots || !G || !S || !Su) goto done;
     nomem = 0;
     /* Fixed chunks summed in order: the model does not depend on the thread count. */
-    tsr__parallel_for(nchunks, 1, threads, tsr__pz_lag_range, &j);
+#if defined(__x86_64__) || defined(__i386__)
+    if (tsr__pz_avx2()) tsr__parallel_for(nchunks, 1, threads, tsr__pz_lag_range_avx2, &j);
+    else
+#endif
+        tsr__parallel_for(nchunks, 1, threads, tsr__pz_lag_range, &j);
     if ((nomem = j.failed)) goto done;
     for (int ch = 0; ch < nchunks; ch++)
         for (size_t i = 0; i < per; i++) G[i] += j.slots[per * ch + i];
@@ -363,10 +413,6 @@ static void tsr__pz_joint_uv(double pvar, const double *eR, const double *eR2, c
     }
 }
 
-/* Four doubles as one value: lane k holds partial sum k of tsr__pz_ddot (element-wise vector
- * arithmetic, the scalar loop's operations in its order). */
-typedef double tsr__pz_v4d __attribute__((vector_size(32)));
-
 /* Tiles whose joint features are computed together: each row of M is read once for all of them
  * (M is N x N doubles, 900 KB at 28-pixel tiles, and each tile used three quarters of it). */
 #define TSR_PZ_JBATCH 8
@@ -433,7 +479,7 @@ static void tsr__pz_joint_batch(const double *M, int P, int C, int nb, double *c
                                 float *const *fr, float *const *fl)
 {
 #if defined(__x86_64__) || defined(__i386__)
-    if (!tsr__pz_baseline && __builtin_cpu_supports("avx2")) {
+    if (tsr__pz_avx2()) {
         tsr__pz_joint_batch_avx2(M, P, C, nb, u, v, fr, fl);
         return;
     }
@@ -735,8 +781,6 @@ static inline __attribute__((always_inline)) void tsr__pz_topk_body(void *ctx, i
     }
 }
 
-int tsr__pz_baseline;
-
 /* tsr__parallel_for callbacks of the body: compiled for AVX2 (eight-float vectors in one
  * register) and for the baseline; the results are the same. */
 #if defined(__x86_64__) || defined(__i386__)
@@ -803,8 +847,7 @@ tsr_status tsr__pz_topk_cpu(const float *X, const float *Y, int m, int dim, int 
         return tsr__fail(TSR_E_NOMEM, "puzzle: out of memory for the compatibility lists of %d tiles", m);
     }
 #if defined(__x86_64__) || defined(__i386__)
-    if (!tsr__pz_baseline && __builtin_cpu_supports("avx2"))
-        tsr__parallel_for(nb, 1, threads, tsr__pz_topk_range_avx2, &j);
+    if (tsr__pz_avx2()) tsr__parallel_for(nb, 1, threads, tsr__pz_topk_range_avx2, &j);
     else
 #endif
         tsr__parallel_for(nb, 1, threads, tsr__pz_topk_range, &j);

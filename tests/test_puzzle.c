@@ -739,6 +739,45 @@ TEST(test_puzzle_topk_exact)
     }
 }
 
+/* The table of every D that the CPU top-k keeps (pz->dmat) gives bit for bit what the features
+ * give, on every side, with and without rotation, and so does the lookup (which then skips the
+ * lists). */
+TEST(test_puzzle_dmat_same)
+{
+    tsr_image img = pz_smooth_noise(9 * 10, 7 * 10), scr = {0};
+    tsr_puzzle_placement t;
+    tsr_exec ex = {TSR_BACKEND_CPU, NULL, NULL, 2};
+    CHECK_OK(tsr_puzzle_scramble(&img, &scr, 7, 9, 0, 3, &t));
+    for (int rot = 0; rot <= 1; rot++) {
+        tsr__pz pz;
+        float *dm;
+        int bad = 0;
+        CHECK_OK(tsr__pz_features(&pz, &scr, 7, 9, rot, 2));
+        CHECK_OK(tsr__pz_lists(&pz, tsr__pz_topk_cpu, &ex));
+        CHECK(pz.dmat != NULL);
+        dm = pz.dmat;
+        for (int o1 = 0; o1 < pz.m && !bad; o1++)
+            for (int o2 = 0; o2 < pz.m && !bad; o2++)
+                for (int d = 0; d < 4 && !bad; d++) {
+                    float a, b, la, lb;
+                    if (tsr__pz_piece(&pz, o1) == tsr__pz_piece(&pz, o2)) continue;
+                    pz.dmat = dm;
+                    a = tsr__pz_dis(&pz, o1, d, o2);
+                    la = tsr__pz_lookup(&pz, o1, d, o2);
+                    pz.dmat = NULL;
+                    b = tsr__pz_dis(&pz, o1, d, o2);
+                    lb = tsr__pz_lookup(&pz, o1, d, o2);
+                    bad = memcmp(&a, &b, sizeof a) || memcmp(&la, &lb, sizeof la);
+                    CHECK_MSG(!bad, "rotate %d: D(%d, %d, %d) %g / %g, lookup %g / %g", rot, o1, d, o2, a, b, la, lb);
+                }
+        pz.dmat = dm;
+        tsr__pz_free(&pz);
+    }
+    tsr_puzzle_placement_free(&t);
+    tsr_image_free(&scr);
+    tsr_image_free(&img);
+}
+
 /* The local search repairs a solved synthetic puzzle spoiled by two swapped pieces, a swapped
  * pair of 2x2 blocks and a turned piece, never raising the objective. */
 TEST(test_puzzle_refine_repairs)

@@ -552,6 +552,7 @@ void tsr__pz_free(tsr__pz *pz)
     }
     free(pz->list);
     free(pz->lift);
+    free(pz->dmat);
     memset(pz, 0, sizeof *pz);
 }
 
@@ -638,6 +639,17 @@ float tsr__pz_dot(const float *a, const float *b, int dim)
 float tsr__pz_dis(const tsr__pz *pz, int o1, int d, int o2)
 {
     size_t dim = (size_t)pz->dim;
+    if (pz->dmat) {   /* the same dots, computed by the top-k */
+        size_t m = (size_t)pz->m;
+        switch (d) {
+        case 1: return pz->dmat[o1 * m + o2];
+        case 3: return pz->dmat[o2 * m + o1];
+        case 2:
+            if (pz->rotate) return pz->dmat[tsr__pz_turn(o1, 3) * m + tsr__pz_turn(o2, 3)];
+            return pz->dmat[m * m + o1 * m + o2];
+        default: return tsr__pz_dis(pz, o2, 2, o1);
+        }
+    }
     switch (d) {
     case 1: return tsr__pz_dot(pz->fr[0] + o1 * dim, pz->fl[0] + o2 * dim, pz->dim);
     case 3: return tsr__pz_dot(pz->fr[0] + o2 * dim, pz->fl[0] + o1 * dim, pz->dim);
@@ -679,6 +691,7 @@ struct tsr__pz_topk_job {
     tsr__pz_cand *cols;       /* per block: m column lists of k, over the block's rows */
     int *have;                /* per block: entries in each column list */
     int *rhave;               /* entries in each row list */
+    float *full;              /* NULL, or the m x m matrix of every dot (row i, column o) */
 };
 
 /* Eight floats as one value (GCC and Clang vector extension): lane k holds partial sum k of
@@ -770,6 +783,7 @@ static inline __attribute__((always_inline)) void tsr__pz_topk_body(void *ctx, i
                         int o = o0 + c;
                         for (int r = 0; r < nr; r++) {
                             int i = i0 + r;
+                            if (j->full) j->full[(size_t)i * m + o] = d[r][c];
                             if ((j->rot4 ? o >> 2 : o) == (j->rot4 ? i >> 2 : i)) continue;
                             tsr__pz_insert(j->rows + (size_t)i * j->stride, k, &rh[i - r0], d[r][c], o);
                             tsr__pz_insert(cl + (size_t)o * k, k, &ch[o], d[r][c], i);
@@ -821,12 +835,10 @@ static void tsr__pz_topk_merge(void *ctx, int b, int e)
     }
 }
 
-/* Contract: see tsr__pz_topk_fn. CPU variant 'mgc': one threaded pass over row blocks, four
- * rows at a time; each block keeps its own column lists, merged at the end, so every dot product
- * is computed once and the result does not depend on the number of blocks (threads). No m x m
- * matrix is stored. */
-tsr_status tsr__pz_topk_cpu(const float *X, const float *Y, int m, int dim, int rot4, int k,
-                            tsr__pz_cand *rows_out, tsr__pz_cand *cols_out, int stride, const tsr_exec *ex)
+/* tsr__pz_topk_cpu, also storing every dot in 'full' (m x m) when it is not NULL. */
+static tsr_status tsr__pz_topk_run(const float *X, const float *Y, int m, int dim, int rot4, int k,
+                                   tsr__pz_cand *rows_out, tsr__pz_cand *cols_out, int stride, const tsr_exec *ex,
+                                   float *full)
 {
     struct tsr__pz_topk_job j;
     int threads = tsr__exec_threads(ex), nb = threads < TSR_PZ_TOPK_BLOCKS ? threads : TSR_PZ_TOPK_BLOCKS;
@@ -839,6 +851,7 @@ tsr_status tsr__pz_topk_cpu(const float *X, const float *Y, int m, int dim, int 
     j.X = X, j.Y = Y, j.m = m, j.dim = dim, j.rot4 = rot4, j.k = k, j.stride = stride, j.nblocks = nb;
     j.rows = rows_out;
     j.cout = cols_out;
+    j.full = full;
     j.cols = malloc((size_t)nb * m * k * sizeof(tsr__pz_cand));
     j.have = malloc((size_t)nb * m * sizeof(int));
     j.rhave = malloc((size_t)m * sizeof(int));
@@ -854,6 +867,16 @@ tsr_status tsr__pz_topk_cpu(const float *X, const float *Y, int m, int dim, int 
     tsr__parallel_for(m, 64, threads, tsr__pz_topk_merge, &j);
     free(j.cols), free(j.have), free(j.rhave);
     return TSR_OK;
+}
+
+/* Contract: see tsr__pz_topk_fn. CPU variant 'mgc': one threaded pass over row blocks, four
+ * rows at a time; each block keeps its own column lists, merged at the end, so every dot product
+ * is computed once and the result does not depend on the number of blocks (threads). No m x m
+ * matrix is stored (tsr__pz_lists keeps one when it is small). */
+tsr_status tsr__pz_topk_cpu(const float *X, const float *Y, int m, int dim, int rot4, int k,
+                            tsr__pz_cand *rows_out, tsr__pz_cand *cols_out, int stride, const tsr_exec *ex)
+{
+    return tsr__pz_topk_run(X, Y, m, dim, rot4, k, rows_out, cols_out, stride, ex, NULL);
 }
 
 /* Ascending order of floats (qsort). */
@@ -891,17 +914,34 @@ static tsr_status tsr__pz_lifts(tsr__pz *pz)
     return TSR_OK;
 }
 
-/* Contract: fills pz->list (m x 4 x k) using fn for the all-pairs search, and pz->lift. */
+/* Contract: fills pz->list (m x 4 x k) using fn for the all-pairs search, and pz->lift; with
+ * the CPU search, also pz->dmat when it fits TSR_PZ_DMAT_BYTES (the placement asks for many D
+ * outside the lists: the deep field's spent a quarter of its time on their dot products). */
 tsr_status tsr__pz_lists(tsr__pz *pz, tsr__pz_topk_fn fn, const tsr_exec *ex)
 {
-    int k = pz->k, st = 4 * k;
+    int k = pz->k, st = 4 * k, rel = pz->rotate ? 1 : 2;
+    size_t mm = (size_t)pz->m * pz->m;
     tsr_status s;
     if (k <= 0) return tsr__pz_lifts(pz);
-    s = fn(pz->fr[0], pz->fl[0], pz->m, pz->dim, pz->rotate, k, pz->list + 1 * k, pz->list + 3 * k, st, ex);
-    if (s) return s;
-    if (!pz->rotate) {
-        s = fn(pz->fr[1], pz->fl[1], pz->m, pz->dim, 0, k, pz->list + 2 * k, pz->list + 0 * k, st, ex);
-        return s ? s : tsr__pz_lifts(pz);
+    free(pz->dmat);
+    pz->dmat = NULL;
+    if (fn == tsr__pz_topk_cpu && mm <= TSR_PZ_DMAT_BYTES / sizeof(float) / rel)
+        pz->dmat = malloc(sizeof(float) * mm * rel);   /* without it, only slower */
+    if (pz->dmat) {
+        s = tsr__pz_topk_run(pz->fr[0], pz->fl[0], pz->m, pz->dim, pz->rotate, k, pz->list + 1 * k,
+                             pz->list + 3 * k, st, ex, pz->dmat);
+        if (!s && !pz->rotate)
+            s = tsr__pz_topk_run(pz->fr[1], pz->fl[1], pz->m, pz->dim, 0, k, pz->list + 2 * k, pz->list + 0 * k, st,
+                                 ex, pz->dmat + mm);
+        if (s) return s;
+        if (!pz->rotate) return tsr__pz_lifts(pz);
+    } else {
+        s = fn(pz->fr[0], pz->fl[0], pz->m, pz->dim, pz->rotate, k, pz->list + 1 * k, pz->list + 3 * k, st, ex);
+        if (s) return s;
+        if (!pz->rotate) {
+            s = fn(pz->fr[1], pz->fl[1], pz->m, pz->dim, 0, k, pz->list + 2 * k, pz->list + 0 * k, st, ex);
+            return s ? s : tsr__pz_lifts(pz);
+        }
     }
     /* Rotation: D(a, down, b) = D(a', right, b') with x' = x turned 3 more quarter turns. */
     for (int o = 0; o < pz->m; o++) {

@@ -50,7 +50,15 @@ typedef struct tsr__pz {
     int k;                     /* list length: min(TSR_PZ_K, candidates) */
     tsr__pz_cand *list;        /* m x 4 x k: nearest oriented tiles on each side, ascending */
     float *lift;               /* m x 4: raises the side's best D to the median first-second gap */
+    /* Every D of the left-right relation (m x m, row o1, column o2) and, without rotation, then
+     * of the top-bottom one, as the CPU top-k computed them (bit for bit tsr__pz_dot's), kept
+     * when they fit TSR_PZ_DMAT_BYTES; NULL otherwise (and after a GPU top-k, whose sums are in
+     * another order): tsr__pz_dis computes what it needs. */
+    float *dmat;
 } tsr__pz;
+
+/* Largest all-pairs table of D kept (bytes): 432 pieces take 1.5 MB, 12 MB with rotation. */
+#define TSR_PZ_DMAT_BYTES ((size_t)32 << 20)
 
 /* The piece of an oriented tile. */
 static inline int tsr__pz_piece(const tsr__pz *pz, int o) { return pz->rotate ? o >> 2 : o; }
@@ -60,7 +68,8 @@ static inline int tsr__pz_turn(int o, int turns) { return (o & ~3) | ((o + turns
 /* Build features of every oriented tile of a rows x cols puzzle image (host, 8-bit). */
 tsr_status tsr__pz_features(tsr__pz *pz, const tsr_image *src, int rows, int cols, int rotate, int threads);
 void tsr__pz_free(tsr__pz *pz);
-/* D(o1, d, o2) computed from the features (float accumulation in a fixed order). */
+/* D(o1, d, o2) computed from the features (float accumulation in a fixed order), or read from
+ * pz->dmat, which holds the same value. */
 float tsr__pz_dis(const tsr__pz *pz, int o1, int d, int o2);
 /* Dot product of two feature vectors, the one definition every CPU path uses. */
 float tsr__pz_dot(const float *a, const float *b, int dim);

@@ -51,13 +51,16 @@ tsr__pz_cache *tsr__pz_cache_new(const tsr__pz *pz)
         for (int d = 0; d < 4; d++) c->nrm[o * 4 + d] = sqrtf(tsr__pz_second(pz, o, d));
     /* Every pair of a puzzle of up to 1024 oriented tiles in a table (at most 8 MB), else a cache
      * of 256K entries (4 MB: larger ones, which each start clears, were slower); without either
-     * the search is only slower. */
+     * the search is only slower. Beyond the table, with pz->dmat, a term costs a few loads and a
+     * division, and the cache's 4 MB, faulted in again by each start (with TLB shootdowns when
+     * threads run), cost more than it saved: no cache then (rotation, 432 pieces, 2 threads: a
+     * quarter less CPU time). The table stays (without it the deep field took 20% longer). */
     if ((size_t)pz->m * pz->m * 2 <= ((size_t)1 << 21)) {
         size_t cnt = (size_t)pz->m * pz->m * 2;
         c->dense = malloc(cnt * sizeof(float));
         if (c->dense)
             for (size_t i = 0; i < cnt; i++) c->dense[i] = NAN;
-    } else {
+    } else if (!pz->dmat) {
         while (want < (size_t)pz->m * pz->m * 2 && want < ((size_t)1 << 18)) want *= 2;
         c->slot = calloc(want, sizeof(tsr__pz_slot));
         c->mask = want - 1;

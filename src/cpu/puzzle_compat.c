@@ -639,17 +639,7 @@ float tsr__pz_dot(const float *a, const float *b, int dim)
 float tsr__pz_dis(const tsr__pz *pz, int o1, int d, int o2)
 {
     size_t dim = (size_t)pz->dim;
-    if (pz->dmat) {   /* the same dots, computed by the top-k */
-        size_t m = (size_t)pz->m;
-        switch (d) {
-        case 1: return pz->dmat[o1 * m + o2];
-        case 3: return pz->dmat[o2 * m + o1];
-        case 2:
-            if (pz->rotate) return pz->dmat[tsr__pz_turn(o1, 3) * m + tsr__pz_turn(o2, 3)];
-            return pz->dmat[m * m + o1 * m + o2];
-        default: return tsr__pz_dis(pz, o2, 2, o1);
-        }
-    }
+    if (pz->dmat) return tsr__pz_dtab(pz, o1, d, o2);   /* the same dots, computed by the top-k */
     switch (d) {
     case 1: return tsr__pz_dot(pz->fr[0] + o1 * dim, pz->fl[0] + o2 * dim, pz->dim);
     case 3: return tsr__pz_dot(pz->fr[0] + o2 * dim, pz->fl[0] + o1 * dim, pz->dim);

@@ -145,6 +145,29 @@ static inline const tsr__pz_cand *tsr__pz_list(const tsr__pz *pz, int o, int d)
 /* D(o1, d, o2) lifted by the larger lift of the two sides, never negative (the confidences
  * and the objective divide by second-best values): from o1's list when present, else computed. */
 float tsr__pz_lookup(const tsr__pz *pz, int o1, int d, int o2);
+
+/* D(o1, d, o2) from pz->dmat, which must be there (what tsr__pz_dis returns then); inline for
+ * the hot loops of the placement. */
+static inline float tsr__pz_dtab(const tsr__pz *pz, int o1, int d, int o2)
+{
+    size_t m = (size_t)pz->m;
+    if (d == 0 || d == 3) {   /* o1 below or right of o2 */
+        int t = o1;
+        o1 = o2, o2 = t, d = (d + 2) & 3;
+    }
+    if (d == 1) return pz->dmat[o1 * m + o2];
+    if (pz->rotate) return pz->dmat[tsr__pz_turn(o1, 3) * m + tsr__pz_turn(o2, 3)];
+    return pz->dmat[m * m + o1 * m + o2];
+}
+
+/* tsr__pz_lookup when pz->dmat is there: the value, lifted, never negative. */
+static inline float tsr__pz_lookup_tab(const tsr__pz *pz, int o1, int d, int o2)
+{
+    float a = pz->lift ? pz->lift[o1 * 4 + d] : 0, b = pz->lift ? pz->lift[o2 * 4 + ((d + 2) & 3)] : 0, v;
+    v = tsr__pz_dtab(pz, o1, d, o2);
+    v += a > b ? a : b;
+    return v > 0 ? v : 0;
+}
 /* Second-best D on side d of o lifted by the side's lift (the normaliser of confidences), never
  * below a tiny positive. */
 float tsr__pz_second(const tsr__pz *pz, int o, int d);

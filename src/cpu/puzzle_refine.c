@@ -49,18 +49,21 @@ tsr__pz_cache *tsr__pz_cache_new(const tsr__pz *pz)
     }
     for (int o = 0; o < pz->m; o++)
         for (int d = 0; d < 4; d++) c->nrm[o * 4 + d] = sqrtf(tsr__pz_second(pz, o, d));
-    /* Every pair of a puzzle of up to 1024 oriented tiles in a table (at most 8 MB), else a cache
-     * of 256K entries (4 MB: larger ones, which each start clears, were slower); without either
-     * the search is only slower. Beyond the table, with pz->dmat, a term costs a few loads and a
-     * division, and the cache's 4 MB, faulted in again by each start (with TLB shootdowns when
-     * threads run), cost more than it saved: no cache then (rotation, 432 pieces, 2 threads: a
-     * quarter less CPU time). The table stays (without it the deep field took 20% longer). */
-    if ((size_t)pz->m * pz->m * 2 <= ((size_t)1 << 21)) {
+    /* With pz->dmat a term costs a few loads (tsr__pz_lookup_tab, inlined) and a division, as
+     * fast as a cached one, so there is no cache: the 4 MB cache, faulted in again by each start
+     * (with TLB shootdowns when threads run), cost more than it saved (rotation, 432 pieces, 2
+     * threads: a quarter less CPU time without it), and the table below, filled by each start,
+     * saved nothing. Without pz->dmat: every pair of a puzzle of up to 1024 oriented tiles in a
+     * table (at most 8 MB), else a cache of 256K entries (4 MB: larger ones, which each start
+     * clears, were slower); without either the search is only slower. */
+    if (pz->dmat) {
+        /* no cache */
+    } else if ((size_t)pz->m * pz->m * 2 <= ((size_t)1 << 21)) {
         size_t cnt = (size_t)pz->m * pz->m * 2;
         c->dense = malloc(cnt * sizeof(float));
         if (c->dense)
             for (size_t i = 0; i < cnt; i++) c->dense[i] = NAN;
-    } else if (!pz->dmat) {
+    } else {
         while (want < (size_t)pz->m * pz->m * 2 && want < ((size_t)1 << 18)) want *= 2;
         c->slot = calloc(want, sizeof(tsr__pz_slot));
         c->mask = want - 1;
@@ -77,7 +80,8 @@ void tsr__pz_cache_free(tsr__pz_cache *c)
 
 /* Objective of o2 on side d of o1: D over the geometric mean of the two sides' second-best D,
  * capped. The search asks for the same pairs again and again, most outside the neighbour lists
- * (a dot product each), so values are cached; a cached value is the value computed. */
+ * (a dot product each without pz->dmat), so values are cached then; a cached value is the value
+ * computed. */
 static float tsr__pz_edge(tsr__pz_cache *c, int o1, int d, int o2)
 {
     uint64_t key;
@@ -94,7 +98,8 @@ static float tsr__pz_edge(tsr__pz_cache *c, int o1, int d, int o2)
         at = (size_t)(((key + 1) * 0x9E3779B97F4A7C15ull) >> 20) & c->mask;
         if (c->slot[at].key == key + 1) return c->slot[at].val;
     }
-    v = tsr__pz_lookup(c->pz, o1, d, o2) / (c->nrm[o1 * 4 + d] * c->nrm[o2 * 4 + ((d + 2) & 3)]);
+    v = (c->pz->dmat ? tsr__pz_lookup_tab(c->pz, o1, d, o2) : tsr__pz_lookup(c->pz, o1, d, o2)) /
+        (c->nrm[o1 * 4 + d] * c->nrm[o2 * 4 + ((d + 2) & 3)]);
     if (!(v < TSR_PZ_CAP)) v = TSR_PZ_CAP;
     if (c->dense) {
         c->dense[key] = v;

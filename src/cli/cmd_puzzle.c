@@ -14,8 +14,9 @@ typedef struct {
 static const char *const tsr__pz_methods[] = {"auto", "exact", "greedy", NULL};
 
 /* zlib level of the PNG images that scramble and solve write: zlib's default (6) took 110-200 ms
- * of a 432-piece solve's 240-400 ms end to end on the 2-core machine (672x504, adaptive filters);
- * level 1 takes 15-20 ms, with the same pixels and files 7-16% larger (docs/puzzle.md). */
+ * of a 432-piece solve's 240-400 ms end to end on the 2-core machine (672x504, adaptive filters,
+ * libpng on one thread); level 1 takes 15-20 ms there (8 ms with the banded encoder on 2
+ * threads), with the same pixels and files 7-16% larger (docs/puzzle.md). */
 #define TSR_PZ_PNG_LEVEL 1
 
 #define TSR_PZ_P(name, type, help, min, max, def, ch, field) \

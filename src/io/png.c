@@ -365,10 +365,10 @@ static tsr_status tsr__png_write_banded(const char *name, const tsr_image *img, 
         zh[0] = 0x78;                         /* deflate, 32 KB window */
         zh[1] = (unsigned char)(flevel << 6);
         zh[1] = (unsigned char)(zh[1] + (31 - (zh[0] * 256 + zh[1]) % 31) % 31);
-        for (int b = 0; b < j.nbands; b++)
-            adler = b ? adler32_combine(adler, j.adler[b], (z_off_t)(b == j.nbands - 1 ? total - row * (size_t)b *
-                                                                         j.rows_per_band : row * (size_t)j.rows_per_band))
-                      : j.adler[0];
+        for (int b = 0; b < j.nbands; b++) {   /* the bands' checksums, joined in order */
+            size_t at = row * (size_t)b * j.rows_per_band, len = b == j.nbands - 1 ? total - at : row * j.rows_per_band;
+            adler = b ? adler32_combine(adler, j.adler[b], (z_off_t)len) : j.adler[0];
+        }
         for (int i = 0; i < 4; i++) tail[i] = (unsigned char)(adler >> (24 - 8 * i));
         ok = tsr__buf_append(out, sig, 8) && tsr__png_chunk(out, "IHDR", ihdr, 13) &&
              tsr__png_chunk(out, "IDAT", zh, 2);

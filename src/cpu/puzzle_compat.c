@@ -257,18 +257,25 @@ static inline __attribute__((always_inline)) int tsr__pz_spd_body(const double *
         for (int k = 0; k < i; k++) wi[k] /= li[i];
         wi[i] = 1.0 / li[i];
     }
+    /* out = W' W over rows j < n2 (W is lower triangular): out[i][k] sums W[j][i] W[j][k] over
+     * j >= max(i, k) in increasing j, terms with W[j][i] = 0 skipped. That is also out[k][i]:
+     * the products are the same, and a skipped term is a zero, which leaves these sums (never -0:
+     * they start at +0) unchanged; so the lower triangle and its mirror give the full loop's
+     * matrix bit for bit, for half the products. */
     for (int pass = 0; pass < (inv_lead ? 2 : 1); pass++) {
         int n2 = pass ? h : N;
         double *out = pass ? inv_lead : inv;
         memset(out, 0, sizeof(double) * n2 * n2);
-        for (int j = 0; j < n2; j++) {   /* out = W' W over rows j < n2 (W is lower triangular) */
+        for (int j = 0; j < n2; j++) {
             const double *wj = W + (size_t)j * N;
             for (int i = 0; i <= j; i++) {
                 double f = wj[i], *oi = out + (size_t)i * n2;
                 if (f == 0) continue;
-                for (int k = 0; k <= j; k++) oi[k] += f * wj[k];
+                for (int k = 0; k <= i; k++) oi[k] += f * wj[k];
             }
         }
+        for (int i = 0; i < n2; i++)
+            for (int k = 0; k < i; k++) out[(size_t)k * n2 + i] = out[(size_t)i * n2 + k];
     }
     free(L), free(W);
     return 1;

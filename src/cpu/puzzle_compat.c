@@ -427,7 +427,9 @@ static void tsr__pz_joint_uv(double pvar, const double *eR, const double *eR2, c
 /* Joint features of nb <= TSR_PZ_JBATCH tiles: u[t], v[t] from tsr__pz_joint_uv, features into
  * fr[t] and fl[t] (the joint part's first value). Each product is tsr__pz_ddot's, bit for bit:
  * lanes 0..3 are its partial sums s0..s3, the h mod 4 last terms go into s0, then
- * (s0 + s1) + (s2 + s3); su and sv add up over i in order as before. */
+ * (s0 + s1) + (s2 + s3); su and sv add up over i in order as before. Four tiles at a time share
+ * the loads of M's rows, and their twelve sums are independent chains of additions (three per
+ * tile waited on each other's latency). */
 static inline __attribute__((always_inline)) void tsr__pz_joint_body(const double *M, int P, int C, int nb,
                                                                      double *const *u, double *const *v,
                                                                      float *const *fr, float *const *fl)
@@ -436,32 +438,43 @@ static inline __attribute__((always_inline)) void tsr__pz_joint_body(const doubl
     double su[TSR_PZ_JBATCH] = {0}, sv[TSR_PZ_JBATCH] = {0};
     for (int i = 0; i < h; i++) {
         const double *m1 = M + (size_t)i * N, *m2 = M + (size_t)(h + i) * N, *m22 = m2 + h;
-        for (int t = 0; t < nb; t++) {
-            tsr__pz_v4d s1 = {0, 0, 0, 0}, s2 = {0, 0, 0, 0}, s3 = {0, 0, 0, 0}, x, y, a, b, c;
-            double r1, r2, r3, e1, e2, e3;
+        for (int t0 = 0; t0 < nb; t0 += 4) {
+            tsr__pz_v4d s1[4], s2[4], s3[4], x, y, a, b, c;
+            const double *ut[4], *vt[4];
+            int nt = nb - t0 < 4 ? nb - t0 : 4;
+            for (int g = 0; g < 4; g++) {   /* a short group repeats its last tile, unused */
+                ut[g] = u[t0 + (g < nt ? g : nt - 1)];
+                vt[g] = v[t0 + (g < nt ? g : nt - 1)];
+                s1[g] = s2[g] = s3[g] = (tsr__pz_v4d){0, 0, 0, 0};
+            }
             for (int q = 0; q < h4; q += 4) {
-                memcpy(&x, u[t] + q, sizeof x);
-                memcpy(&y, v[t] + q, sizeof y);
                 memcpy(&a, m1 + q, sizeof a);
                 memcpy(&b, m22 + q, sizeof b);
                 memcpy(&c, m2 + q, sizeof c);
-                s1 += a * x;
-                s2 += b * y;
-                s3 += c * x;
+                for (int g = 0; g < 4; g++) {
+                    memcpy(&x, ut[g] + q, sizeof x);
+                    memcpy(&y, vt[g] + q, sizeof y);
+                    s1[g] += a * x;
+                    s2[g] += b * y;
+                    s3[g] += c * x;
+                }
             }
-            e1 = s1[0], e2 = s2[0], e3 = s3[0];
-            for (int q = h4; q < h; q++) {
-                e1 += m1[q] * u[t][q];
-                e2 += m22[q] * v[t][q];
-                e3 += m2[q] * u[t][q];
+            for (int g = 0; g < nt; g++) {
+                int t = t0 + g;
+                double r1, r2, r3, e1 = s1[g][0], e2 = s2[g][0], e3 = s3[g][0];
+                for (int q = h4; q < h; q++) {
+                    e1 += m1[q] * u[t][q];
+                    e2 += m22[q] * v[t][q];
+                    e3 += m2[q] * u[t][q];
+                }
+                r1 = (e1 + s1[g][1]) + (s1[g][2] + s1[g][3]);   /* (M11 u)_i */
+                r2 = (e2 + s2[g][1]) + (s2[g][2] + s2[g][3]);   /* (M22 v)_i */
+                r3 = (e3 + s3[g][1]) + (s3[g][2] + s3[g][3]);   /* (M21 u)_i = (M12' u)_i */
+                su[t] += u[t][i] * r1;
+                sv[t] += v[t][i] * r2;
+                fr[t][2 + i] = (float)(2.0 * TSR_PZ_JW * r3);
+                fl[t][2 + i] = (float)v[t][i];
             }
-            r1 = (e1 + s1[1]) + (s1[2] + s1[3]);   /* (M11 u)_i */
-            r2 = (e2 + s2[1]) + (s2[2] + s2[3]);   /* (M22 v)_i */
-            r3 = (e3 + s3[1]) + (s3[2] + s3[3]);   /* (M21 u)_i = (M12' u)_i */
-            su[t] += u[t][i] * r1;
-            sv[t] += v[t][i] * r2;
-            fr[t][2 + i] = (float)(2.0 * TSR_PZ_JW * r3);
-            fl[t][2 + i] = (float)v[t][i];
         }
     }
     for (int t = 0; t < nb; t++) {

@@ -171,6 +171,35 @@ struct tsr__pz_lag_job {
 /* Lag sums of the sampled tiles of chunks [b, e): for along-offsets a <= TSR_PZ_JLAG (and < P)
  * and across-offsets b < 4, the pairs (y, x)-(y + a, x +- b) and (y, x)-(y +- b, x + a) inside
  * one tile. */
+/* Three dot products of a with b0, b1, b2, each bit for bit tsr__pz_ddot's, computed together:
+ * the lag sums' vectors are short (a tile wide) and one product's chain of additions kept the
+ * processor waiting. */
+static inline __attribute__((always_inline)) void tsr__pz_ddot3(const double *a, const double *b0, const double *b1,
+                                                                const double *b2, int n, double *r)
+{
+    tsr__pz_v4d s0 = {0, 0, 0, 0}, s1 = {0, 0, 0, 0}, s2 = {0, 0, 0, 0}, x, y;
+    double e0, e1, e2;
+    int i = 0;
+    for (; i + 4 <= n; i += 4) {
+        memcpy(&x, a + i, sizeof x);
+        memcpy(&y, b0 + i, sizeof y);
+        s0 += x * y;
+        memcpy(&y, b1 + i, sizeof y);
+        s1 += x * y;
+        memcpy(&y, b2 + i, sizeof y);
+        s2 += x * y;
+    }
+    e0 = s0[0], e1 = s1[0], e2 = s2[0];
+    for (; i < n; i++) {
+        e0 += a[i] * b0[i];
+        e1 += a[i] * b1[i];
+        e2 += a[i] * b2[i];
+    }
+    r[0] = (e0 + s0[1]) + (s0[2] + s0[3]);
+    r[1] = (e1 + s1[1]) + (s1[2] + s1[3]);
+    r[2] = (e2 + s2[1]) + (s2[2] + s2[3]);
+}
+
 static inline __attribute__((always_inline)) void tsr__pz_lag_body(void *ctx, int b, int e)
 {
     struct tsr__pz_lag_job *j = ctx;
@@ -201,6 +230,17 @@ static inline __attribute__((always_inline)) void tsr__pz_lag_body(void *ctx, in
                             int y0 = dy < 0 ? -dy : 0, y1 = dy > 0 ? P - dy : P;
                             int x0 = dx < 0 ? -dx : 0, x1 = dx > 0 ? P - dx : P;
                             if (y1 <= y0 || x1 <= x0) continue;
+                            if (C == 3) {   /* the three c2 together; each sum still takes y in order */
+                                for (int c1 = 0; c1 < 3; c1++)
+                                    for (int y = y0; y < y1; y++) {
+                                        const double *zb = z + (size_t)(y + dy) * P + x0 + dx;
+                                        double r[3];
+                                        tsr__pz_ddot3(z + (c1 * P + y) * P + x0, zb, zb + P * P, zb + 2 * P * P,
+                                                      x1 - x0, r);
+                                        gl[c1 * 3] += r[0], gl[c1 * 3 + 1] += r[1], gl[c1 * 3 + 2] += r[2];
+                                    }
+                                continue;
+                            }
                             for (int c1 = 0; c1 < C; c1++)
                                 for (int c2 = 0; c2 < C; c2++)
                                     for (int y = y0; y < y1; y++)

@@ -473,7 +473,9 @@ static double pz_now(void)
 }
 
 /* The benchmark table of docs/puzzle.md (TSR_PUZZLE_BENCH=1; TSR_PUZZLE_BENCH_BIG=1 adds the
- * 10,000 and 20,000 piece runs, =2 also 10,000 with rotation). Prints markdown rows on stdout. */
+ * 10,000 and 20,000 piece runs, =2 also 10,000 with rotation). Prints markdown rows on stdout.
+ * TSR_PUZZLE_BENCH_SAVE=DIR writes the prepared 672x504 photos (photo_I.png) and the big
+ * scrambles (big_G.png) there, for timing the command line. */
 TEST(test_puzzle_bench)
 {
     const char *big = getenv("TSR_PUZZLE_BENCH_BIG");
@@ -492,6 +494,11 @@ TEST(test_puzzle_bench)
             tsr_puzzle_scores r = {0, 0, 0, 0, 0, 0};
             double t0, t1;
             if (pz_photo(i, 672, 504, &img)) continue;
+            if (getenv("TSR_PUZZLE_BENCH_SAVE") && !rot) {   /* the prepared photo, for the command line */
+                char path[1024];
+                snprintf(path, sizeof path, "%s/photo_%d.png", getenv("TSR_PUZZLE_BENCH_SAVE"), i);
+                CHECK_OK(tsr_write(path, &img, 0));
+            }
             CHECK_OK(tsr_puzzle_scramble(&img, &scr, 18, 24, rot, 1000 + (uint64_t)i, &t));
             t0 = pz_now();
             CHECK_OK(tsr_puzzle_solve(&scr, &o, &sol, ex));
@@ -637,24 +644,30 @@ static tsr_image pz_smooth_noise(int w, int h)
     return img;
 }
 
-/* The features (hence every D) do not depend on the thread count, and on smoothed noise the
- * joint model finds right neighbours: 71 of 180 right first choices (36 with the MGC terms
- * alone). */
+/* The features (hence every D) do not depend on the thread count or on the build of the
+ * kernels (AVX2 or baseline), and on smoothed noise the joint model finds right neighbours: 71
+ * of 180 right first choices (36 with the MGC terms alone). */
 TEST(test_puzzle_joint_model)
 {
     tsr_image img = pz_smooth_noise(16 * 12, 12 * 12), scr = {0};
     tsr_puzzle_placement t;
     tsr_exec one = {TSR_BACKEND_CPU, NULL, NULL, 1};
-    tsr__pz a, b;
+    tsr__pz a, b, c;
     int good = 0, tot = 0;
     CHECK_OK(tsr_puzzle_scramble(&img, &scr, 12, 16, 0, 8, &t));
     CHECK_OK(tsr__pz_features(&a, &scr, 12, 16, 0, 1));
     CHECK_OK(tsr__pz_features(&b, &scr, 12, 16, 0, 2));
+    tsr__pz_baseline = 1;
+    CHECK_OK(tsr__pz_features(&c, &scr, 12, 16, 0, 2));
+    tsr__pz_baseline = 0;
     CHECK_EQ(a.dim, b.dim);
+    CHECK_EQ(a.dim, c.dim);
     CHECK(a.dim > 2 * (1 + 9 + 3 * 12));   /* the joint model's values are there */
     for (int p = 0; p < 2; p++) {
         CHECK(!memcmp(a.fr[p], b.fr[p], sizeof(float) * a.m * a.dim));
         CHECK(!memcmp(a.fl[p], b.fl[p], sizeof(float) * a.m * a.dim));
+        CHECK(!memcmp(a.fr[p], c.fr[p], sizeof(float) * a.m * a.dim));
+        CHECK(!memcmp(a.fl[p], c.fl[p], sizeof(float) * a.m * a.dim));
     }
     CHECK_OK(tsr__pz_lists(&a, tsr__pz_topk_cpu, &one));
     for (int c = 0; c < 12 * 16; c++)
@@ -665,6 +678,101 @@ TEST(test_puzzle_joint_model)
     CHECK_MSG(good >= tot * 3 / 10, "right first choices %d of %d", good, tot);
     tsr__pz_free(&a);
     tsr__pz_free(&b);
+    tsr__pz_free(&c);
+    tsr_puzzle_placement_free(&t);
+    tsr_image_free(&scr);
+    tsr_image_free(&img);
+}
+
+/* Reference order of the top-k lists: ascending value, ties to the lower index. */
+static int pz_cand_cmp(const void *a, const void *b)
+{
+    const tsr__pz_cand *x = a, *y = b;
+    if (x->d != y->d) return x->d < y->d ? -1 : 1;
+    return (x->o > y->o) - (x->o < y->o);
+}
+
+/* The CPU top-k (blocked, AVX2 and baseline builds, any thread count) gives exactly the lists of
+ * sorting every tsr__pz_dot: rows over columns and columns over rows, own piece left out, on
+ * sizes with an odd last column, a last short group of rows and a last quad of features. */
+TEST(test_puzzle_topk_exact)
+{
+    static const int cases[][3] = {{37, 20, 0}, {52, 44, 1}, {700, 12, 0}};   /* m, dim, rot4 */
+    for (int ci = 0; ci < 3; ci++) {
+        int m = cases[ci][0], dim = cases[ci][1], rot4 = cases[ci][2], k = 16, st = 4 * k;
+        float *X = malloc(sizeof(float) * m * dim), *Y = malloc(sizeof(float) * m * dim);
+        tsr__pz_cand *rows = malloc(sizeof(tsr__pz_cand) * m * st), *cols = malloc(sizeof(tsr__pz_cand) * m * st);
+        tsr__pz_cand *all = malloc(sizeof(tsr__pz_cand) * m);
+        for (int i = 0; i < m * dim; i++)
+            if (ci == 0) {   /* coarse values: ties happen */
+                X[i] = (float)(tsr_test_rand() % 7) - 3;
+                Y[i] = (float)(tsr_test_rand() % 5) * 0.5f - 1;
+            } else {   /* fine values: a different order of the sums would show */
+                X[i] = (float)(tsr_test_rand() % 2000001) * 1e-3f - 1000;
+                Y[i] = (float)(tsr_test_rand() % 2000001) * 1.7e-6f - 1.7f;
+            }
+        for (int run = 0; run < 4; run++) {
+            tsr_exec ex = {TSR_BACKEND_CPU, NULL, NULL, 1 + run % 3};
+            int bad = 0;
+            tsr__pz_baseline = run == 3;
+            CHECK_OK(tsr__pz_topk_cpu(X, Y, m, dim, rot4, k, rows, cols, st, &ex));
+            for (int side = 0; side < 2 && !bad; side++)
+                for (int i = 0; i < m && !bad; i++) {
+                    int n = 0;
+                    for (int o = 0; o < m; o++) {
+                        if ((rot4 ? o >> 2 : o) == (rot4 ? i >> 2 : i)) continue;
+                        all[n].d = side ? tsr__pz_dot(X + (size_t)o * dim, Y + (size_t)i * dim, dim)
+                                        : tsr__pz_dot(X + (size_t)i * dim, Y + (size_t)o * dim, dim);
+                        all[n++].o = o;
+                    }
+                    qsort(all, (size_t)n, sizeof *all, pz_cand_cmp);
+                    for (int t = 0; t < k && !bad; t++) {
+                        const tsr__pz_cand *g = (side ? cols : rows) + (size_t)i * st + t;
+                        bad = g->o != all[t].o || memcmp(&g->d, &all[t].d, sizeof(float));
+                        CHECK_MSG(!bad, "m %d dim %d run %d: %s %d entry %d is (%g, %d), expected (%g, %d)", m, dim,
+                                  run, side ? "column" : "row", i, t, g->d, g->o, all[t].d, all[t].o);
+                    }
+                }
+        }
+        tsr__pz_baseline = 0;
+        free(X), free(Y), free(rows), free(cols), free(all);
+    }
+}
+
+/* The table of every D that the CPU top-k keeps (pz->dmat) gives bit for bit what the features
+ * give, on every side, with and without rotation, and so does the lookup (which then skips the
+ * lists). */
+TEST(test_puzzle_dmat_same)
+{
+    tsr_image img = pz_smooth_noise(9 * 10, 7 * 10), scr = {0};
+    tsr_puzzle_placement t;
+    tsr_exec ex = {TSR_BACKEND_CPU, NULL, NULL, 2};
+    CHECK_OK(tsr_puzzle_scramble(&img, &scr, 7, 9, 0, 3, &t));
+    for (int rot = 0; rot <= 1; rot++) {
+        tsr__pz pz;
+        float *dm;
+        int bad = 0;
+        CHECK_OK(tsr__pz_features(&pz, &scr, 7, 9, rot, 2));
+        CHECK_OK(tsr__pz_lists(&pz, tsr__pz_topk_cpu, &ex));
+        CHECK(pz.dmat != NULL);
+        dm = pz.dmat;
+        for (int o1 = 0; o1 < pz.m && !bad; o1++)
+            for (int o2 = 0; o2 < pz.m && !bad; o2++)
+                for (int d = 0; d < 4 && !bad; d++) {
+                    float a, b, la, lb;
+                    if (tsr__pz_piece(&pz, o1) == tsr__pz_piece(&pz, o2)) continue;
+                    pz.dmat = dm;
+                    a = tsr__pz_dis(&pz, o1, d, o2);
+                    la = tsr__pz_lookup(&pz, o1, d, o2);
+                    pz.dmat = NULL;
+                    b = tsr__pz_dis(&pz, o1, d, o2);
+                    lb = tsr__pz_lookup(&pz, o1, d, o2);
+                    bad = memcmp(&a, &b, sizeof a) || memcmp(&la, &lb, sizeof la);
+                    CHECK_MSG(!bad, "rotate %d: D(%d, %d, %d) %g / %g, lookup %g / %g", rot, o1, d, o2, a, b, la, lb);
+                }
+        pz.dmat = dm;
+        tsr__pz_free(&pz);
+    }
     tsr_puzzle_placement_free(&t);
     tsr_image_free(&scr);
     tsr_image_free(&img);

@@ -193,6 +193,8 @@ tsr_status tsr_cli_parse(const char *cmd, const tsr_param *params, int nparams, 
         if (k < TSR_CLI_MAX_PARAMS) tsr__given[k] = 1;
 #undef TSR_NEED_VALUE
     }
+    /* --threads also bounds the library's work that takes no exec (the PNG encoder's threads) */
+    if (common->exec.threads > 0) tsr_set_threads(common->exec.threads);
     return TSR_OK;
 }
 

@@ -125,19 +125,39 @@ static void tsr__pz_data(const double *e, int P, int C, float *out)
  * raised right first choices on the dark deep-field sky from 46% to 54% (and on the
  * cameraman's grass and sky from 82% to 83%). */
 
-/* Dot product of doubles with four partial sums (the order is fixed: deterministic). */
-static double tsr__pz_ddot(const double *a, const double *b, int n)
+/* Four doubles as one value: lane k holds partial sum k of tsr__pz_ddot (GCC and Clang vector
+ * extension; element-wise arithmetic, the scalar loop's operations in its order). */
+typedef double tsr__pz_v4d __attribute__((vector_size(32)));
+
+/* Set in tests: use the baseline build of the kernels that also have an AVX2 build. */
+int tsr__pz_baseline;
+
+/* Whether the AVX2 builds of the kernels may run. */
+static int tsr__pz_avx2(void)
 {
-    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+#if defined(__x86_64__) || defined(__i386__)
+    return !tsr__pz_baseline && __builtin_cpu_supports("avx2");
+#else
+    return 0;
+#endif
+}
+
+/* Dot product of doubles with four partial sums s0..s3 over i mod 4 (the lanes of one vector),
+ * the n mod 4 last terms into s0, then (s0 + s1) + (s2 + s3): a fixed order, deterministic.
+ * Inlined, so that it takes the vector width of the build it is inlined into. */
+static inline __attribute__((always_inline)) double tsr__pz_ddot(const double *a, const double *b, int n)
+{
+    tsr__pz_v4d s = {0, 0, 0, 0}, x, y;
+    double s0;
     int i = 0;
     for (; i + 4 <= n; i += 4) {
-        s0 += a[i] * b[i];
-        s1 += a[i + 1] * b[i + 1];
-        s2 += a[i + 2] * b[i + 2];
-        s3 += a[i + 3] * b[i + 3];
+        memcpy(&x, a + i, sizeof x);
+        memcpy(&y, b + i, sizeof y);
+        s += x * y;
     }
+    s0 = s[0];
     for (; i < n; i++) s0 += a[i] * b[i];
-    return (s0 + s1) + (s2 + s3);
+    return (s0 + s[1]) + (s[2] + s[3]);
 }
 
 struct tsr__pz_lag_job {
@@ -151,7 +171,36 @@ struct tsr__pz_lag_job {
 /* Lag sums of the sampled tiles of chunks [b, e): for along-offsets a <= TSR_PZ_JLAG (and < P)
  * and across-offsets b < 4, the pairs (y, x)-(y + a, x +- b) and (y, x)-(y +- b, x + a) inside
  * one tile. */
-static void tsr__pz_lag_range(void *ctx, int b, int e)
+/* Three dot products of a with b0, b1, b2, each bit for bit tsr__pz_ddot's, computed together:
+ * the lag sums' vectors are short (a tile wide) and one product's chain of additions kept the
+ * processor waiting. */
+static inline __attribute__((always_inline)) void tsr__pz_ddot3(const double *a, const double *b0, const double *b1,
+                                                                const double *b2, int n, double *r)
+{
+    tsr__pz_v4d s0 = {0, 0, 0, 0}, s1 = {0, 0, 0, 0}, s2 = {0, 0, 0, 0}, x, y;
+    double e0, e1, e2;
+    int i = 0;
+    for (; i + 4 <= n; i += 4) {
+        memcpy(&x, a + i, sizeof x);
+        memcpy(&y, b0 + i, sizeof y);
+        s0 += x * y;
+        memcpy(&y, b1 + i, sizeof y);
+        s1 += x * y;
+        memcpy(&y, b2 + i, sizeof y);
+        s2 += x * y;
+    }
+    e0 = s0[0], e1 = s1[0], e2 = s2[0];
+    for (; i < n; i++) {
+        e0 += a[i] * b0[i];
+        e1 += a[i] * b1[i];
+        e2 += a[i] * b2[i];
+    }
+    r[0] = (e0 + s0[1]) + (s0[2] + s0[3]);
+    r[1] = (e1 + s1[1]) + (s1[2] + s1[3]);
+    r[2] = (e2 + s2[1]) + (s2[2] + s2[3]);
+}
+
+static inline __attribute__((always_inline)) void tsr__pz_lag_body(void *ctx, int b, int e)
 {
     struct tsr__pz_lag_job *j = ctx;
     int P = j->P, C = j->C, CC = C * C, sc = j->src->channels;
@@ -181,6 +230,17 @@ static void tsr__pz_lag_range(void *ctx, int b, int e)
                             int y0 = dy < 0 ? -dy : 0, y1 = dy > 0 ? P - dy : P;
                             int x0 = dx < 0 ? -dx : 0, x1 = dx > 0 ? P - dx : P;
                             if (y1 <= y0 || x1 <= x0) continue;
+                            if (C == 3) {   /* the three c2 together; each sum still takes y in order */
+                                for (int c1 = 0; c1 < 3; c1++)
+                                    for (int y = y0; y < y1; y++) {
+                                        const double *zb = z + (size_t)(y + dy) * P + x0 + dx;
+                                        double r[3];
+                                        tsr__pz_ddot3(z + (c1 * P + y) * P + x0, zb, zb + P * P, zb + 2 * P * P,
+                                                      x1 - x0, r);
+                                        gl[c1 * 3] += r[0], gl[c1 * 3 + 1] += r[1], gl[c1 * 3 + 2] += r[2];
+                                    }
+                                continue;
+                            }
                             for (int c1 = 0; c1 < C; c1++)
                                 for (int c2 = 0; c2 < C; c2++)
                                     for (int y = y0; y < y1; y++)
@@ -192,11 +252,21 @@ static void tsr__pz_lag_range(void *ctx, int b, int e)
     free(z);
 }
 
+/* tsr__parallel_for callbacks of the lag sums: AVX2 and baseline builds (the same sums). */
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__((target("avx2"))) static void tsr__pz_lag_range_avx2(void *ctx, int b, int e)
+{
+    tsr__pz_lag_body(ctx, b, e);
+}
+#endif
+static void tsr__pz_lag_range(void *ctx, int b, int e) { tsr__pz_lag_body(ctx, b, e); }
+
 /* Inverse of a symmetric positive definite N x N matrix by Cholesky, S = L L': S^-1 = L^-T L^-1.
  * 'inv' gets S^-1 and 'inv_lead' (when not NULL) the inverse of S's leading h x h block, which
  * comes from the same factor (L's leading block is that block's factor). Returns 0 when S is not
  * positive definite or memory runs out. */
-static int tsr__pz_spd_inverse(const double *S, int N, double *inv, int h, double *inv_lead)
+static inline __attribute__((always_inline)) int tsr__pz_spd_body(const double *S, int N, double *inv, int h,
+                                                                 double *inv_lead)
 {
     double *L = calloc((size_t)N * N, sizeof(double)), *W = calloc((size_t)N * N, sizeof(double));
     if (!L || !W) {
@@ -227,21 +297,44 @@ static int tsr__pz_spd_inverse(const double *S, int N, double *inv, int h, doubl
         for (int k = 0; k < i; k++) wi[k] /= li[i];
         wi[i] = 1.0 / li[i];
     }
+    /* out = W' W over rows j < n2 (W is lower triangular): out[i][k] sums W[j][i] W[j][k] over
+     * j >= max(i, k) in increasing j, terms with W[j][i] = 0 skipped. That is also out[k][i]:
+     * the products are the same, and a skipped term is a zero, which leaves these sums (never -0:
+     * they start at +0) unchanged; so the lower triangle and its mirror give the full loop's
+     * matrix bit for bit, for half the products. */
     for (int pass = 0; pass < (inv_lead ? 2 : 1); pass++) {
         int n2 = pass ? h : N;
         double *out = pass ? inv_lead : inv;
         memset(out, 0, sizeof(double) * n2 * n2);
-        for (int j = 0; j < n2; j++) {   /* out = W' W over rows j < n2 (W is lower triangular) */
+        for (int j = 0; j < n2; j++) {
             const double *wj = W + (size_t)j * N;
             for (int i = 0; i <= j; i++) {
                 double f = wj[i], *oi = out + (size_t)i * n2;
                 if (f == 0) continue;
-                for (int k = 0; k <= j; k++) oi[k] += f * wj[k];
+                for (int k = 0; k <= i; k++) oi[k] += f * wj[k];
             }
         }
+        for (int i = 0; i < n2; i++)
+            for (int k = 0; k < i; k++) out[(size_t)k * n2 + i] = out[(size_t)i * n2 + k];
     }
     free(L), free(W);
     return 1;
+}
+
+/* tsr__pz_spd_body in an AVX2 build where the CPU has it (the same arithmetic, wider vectors). */
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__((target("avx2"))) static int tsr__pz_spd_avx2(const double *S, int N, double *inv, int h,
+                                                            double *inv_lead)
+{
+    return tsr__pz_spd_body(S, N, inv, h, inv_lead);
+}
+#endif
+static int tsr__pz_spd_inverse(const double *S, int N, double *inv, int h, double *inv_lead)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    if (tsr__pz_avx2()) return tsr__pz_spd_avx2(S, N, inv, h, inv_lead);
+#endif
+    return tsr__pz_spd_body(S, N, inv, h, inv_lead);
 }
 
 /* Contract: the joint model's M (N x N, N = 4 P C, row-major, symmetric) of a puzzle image whose
@@ -268,7 +361,11 @@ static tsr_status tsr__pz_joint_model(const tsr_image *src, int rows, int cols, 
     if (!j.slots || !G || !S || !Su) goto done;
     nomem = 0;
     /* Fixed chunks summed in order: the model does not depend on the thread count. */
-    tsr__parallel_for(nchunks, 1, threads, tsr__pz_lag_range, &j);
+#if defined(__x86_64__) || defined(__i386__)
+    if (tsr__pz_avx2()) tsr__parallel_for(nchunks, 1, threads, tsr__pz_lag_range_avx2, &j);
+    else
+#endif
+        tsr__parallel_for(nchunks, 1, threads, tsr__pz_lag_range, &j);
     if ((nomem = j.failed)) goto done;
     for (int ch = 0; ch < nchunks; ch++)
         for (size_t i = 0; i < per; i++) G[i] += j.slots[per * ch + i];
@@ -345,12 +442,13 @@ static double tsr__pz_gain(const double *x, int h, int C, double pvar)
  * low contrast (dark sky, shadow) the correlation of their faint noise and texture, the only
  * clue there, counted for little next to the textured sides; scaled up towards the image's
  * contrast it counts about as much (deep field: right first choices 54% -> 56%, neighbor
- * accuracy 49% -> 57%). */
-static void tsr__pz_joint(const double *M, double pvar, const double *eR, const double *eR2, const double *eL,
-                          const double *eL2, int P, int C, double *scratch, float *fr, float *fl)
+ * accuracy 49% -> 57%). This step fills u and v (h = 2 P C values each); tsr__pz_joint_batch
+ * computes the features. */
+static void tsr__pz_joint_uv(double pvar, const double *eR, const double *eR2, const double *eL, const double *eL2,
+                             int P, int C, double *u, double *v)
 {
-    int h = 2 * P * C, N = 2 * h;
-    double *u = scratch, *v = scratch + h, su = 0, sv = 0, ga, gb;
+    int h = 2 * P * C;
+    double ga, gb;
     memcpy(u, eR2, sizeof(double) * P * C);
     memcpy(u + P * C, eR, sizeof(double) * P * C);
     memcpy(v, eL, sizeof(double) * P * C);
@@ -360,31 +458,111 @@ static void tsr__pz_joint(const double *M, double pvar, const double *eR, const 
         u[i] *= ga;
         v[i] *= gb;
     }
-    for (int i = 0; i < h; i++) {
-        const double *m1 = M + (size_t)i * N, *m2 = M + (size_t)(h + i) * N;
-        double a1 = tsr__pz_ddot(m1, u, h), a2 = tsr__pz_ddot(m2 + h, v, h), a3 = tsr__pz_ddot(m2, u, h);
-        /* a1 = (M11 u)_i, a2 = (M22 v)_i, a3 = (M21 u)_i = (M12' u)_i */
-        su += u[i] * a1;
-        sv += v[i] * a2;
-        fr[2 + i] = (float)(2.0 * TSR_PZ_JW * a3);
-        fl[2 + i] = (float)v[i];
-    }
-    fr[0] = (float)(TSR_PZ_JW * su);
-    fr[1] = 1.0f;
-    fl[0] = 1.0f;
-    fl[1] = (float)(TSR_PZ_JW * sv);
 }
 
-/* Features of oriented tiles [b, e) for both problems. */
+/* Tiles whose joint features are computed together: each row of M is read once for all of them
+ * (M is N x N doubles, 900 KB at 28-pixel tiles, and each tile used three quarters of it). */
+#define TSR_PZ_JBATCH 8
+
+/* Joint features of nb <= TSR_PZ_JBATCH tiles: u[t], v[t] from tsr__pz_joint_uv, features into
+ * fr[t] and fl[t] (the joint part's first value). Each product is tsr__pz_ddot's, bit for bit:
+ * lanes 0..3 are its partial sums s0..s3, the h mod 4 last terms go into s0, then
+ * (s0 + s1) + (s2 + s3); su and sv add up over i in order as before. Four tiles at a time share
+ * the loads of M's rows, and their twelve sums are independent chains of additions (three per
+ * tile waited on each other's latency). */
+static inline __attribute__((always_inline)) void tsr__pz_joint_body(const double *M, int P, int C, int nb,
+                                                                     double *const *u, double *const *v,
+                                                                     float *const *fr, float *const *fl)
+{
+    int h = 2 * P * C, N = 2 * h, h4 = h & ~3;
+    double su[TSR_PZ_JBATCH] = {0}, sv[TSR_PZ_JBATCH] = {0};
+    for (int i = 0; i < h; i++) {
+        const double *m1 = M + (size_t)i * N, *m2 = M + (size_t)(h + i) * N, *m22 = m2 + h;
+        for (int t0 = 0; t0 < nb; t0 += 4) {
+            tsr__pz_v4d s1[4], s2[4], s3[4], x, y, a, b, c;
+            const double *ut[4], *vt[4];
+            int nt = nb - t0 < 4 ? nb - t0 : 4;
+            for (int g = 0; g < 4; g++) {   /* a short group repeats its last tile, unused */
+                ut[g] = u[t0 + (g < nt ? g : nt - 1)];
+                vt[g] = v[t0 + (g < nt ? g : nt - 1)];
+                s1[g] = s2[g] = s3[g] = (tsr__pz_v4d){0, 0, 0, 0};
+            }
+            for (int q = 0; q < h4; q += 4) {
+                memcpy(&a, m1 + q, sizeof a);
+                memcpy(&b, m22 + q, sizeof b);
+                memcpy(&c, m2 + q, sizeof c);
+                for (int g = 0; g < 4; g++) {
+                    memcpy(&x, ut[g] + q, sizeof x);
+                    memcpy(&y, vt[g] + q, sizeof y);
+                    s1[g] += a * x;
+                    s2[g] += b * y;
+                    s3[g] += c * x;
+                }
+            }
+            for (int g = 0; g < nt; g++) {
+                int t = t0 + g;
+                double r1, r2, r3, e1 = s1[g][0], e2 = s2[g][0], e3 = s3[g][0];
+                for (int q = h4; q < h; q++) {
+                    e1 += m1[q] * u[t][q];
+                    e2 += m22[q] * v[t][q];
+                    e3 += m2[q] * u[t][q];
+                }
+                r1 = (e1 + s1[g][1]) + (s1[g][2] + s1[g][3]);   /* (M11 u)_i */
+                r2 = (e2 + s2[g][1]) + (s2[g][2] + s2[g][3]);   /* (M22 v)_i */
+                r3 = (e3 + s3[g][1]) + (s3[g][2] + s3[g][3]);   /* (M21 u)_i = (M12' u)_i */
+                su[t] += u[t][i] * r1;
+                sv[t] += v[t][i] * r2;
+                fr[t][2 + i] = (float)(2.0 * TSR_PZ_JW * r3);
+                fl[t][2 + i] = (float)v[t][i];
+            }
+        }
+    }
+    for (int t = 0; t < nb; t++) {
+        fr[t][0] = (float)(TSR_PZ_JW * su[t]);
+        fr[t][1] = 1.0f;
+        fl[t][0] = 1.0f;
+        fl[t][1] = (float)(TSR_PZ_JW * sv[t]);
+    }
+}
+
+/* The batch in an AVX2 build (four doubles per register) where the CPU has it, else the
+ * baseline's; the results are the same. */
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__((target("avx2"))) static void tsr__pz_joint_batch_avx2(const double *M, int P, int C, int nb,
+                                                                     double *const *u, double *const *v,
+                                                                     float *const *fr, float *const *fl)
+{
+    tsr__pz_joint_body(M, P, C, nb, u, v, fr, fl);
+}
+#endif
+static void tsr__pz_joint_batch(const double *M, int P, int C, int nb, double *const *u, double *const *v,
+                                float *const *fr, float *const *fl)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    if (tsr__pz_avx2()) {
+        tsr__pz_joint_batch_avx2(M, P, C, nb, u, v, fr, fl);
+        return;
+    }
+#endif
+    tsr__pz_joint_body(M, P, C, nb, u, v, fr, fl);
+}
+
+/* Features of oriented tiles [b, e) for both problems; the joint parts TSR_PZ_JBATCH sides at a
+ * time. */
 static void tsr__pz_feat_range(void *ctx, int b, int e)
 {
     struct tsr__pz_feat_job *j = ctx;
     tsr__pz *pz = j->pz;
-    int P = pz->tile, C = pz->channels, sc = j->src->channels, half = 1 + C * C + C * P;
-    double *col = malloc(sizeof(double) * 8 * P * C);
+    int P = pz->tile, C = pz->channels, sc = j->src->channels, half = 1 + C * C + C * P, h = 2 * P * C, nb = 0;
+    double *col = malloc(sizeof(double) * (4 * P * C + 2 * TSR_PZ_JBATCH * h)), *u[TSR_PZ_JBATCH], *v[TSR_PZ_JBATCH];
+    float *jr[TSR_PZ_JBATCH], *jl[TSR_PZ_JBATCH];
     if (!col) {
         j->failed = 1;
         return;
+    }
+    for (int t = 0; t < TSR_PZ_JBATCH; t++) {
+        u[t] = col + 4 * P * C + (size_t)2 * t * h;
+        v[t] = u[t] + h;
     }
     for (int o = b; o < e; o++) {
         int piece = tsr__pz_piece(pz, o), turns = pz->rotate ? (o & 3) : 0;
@@ -409,11 +587,19 @@ static void tsr__pz_feat_range(void *ctx, int b, int e)
                 tsr__pz_data(eR, P, C, fr + half);         /* its edge as data for the partner's model */
                 tsr__pz_data(eL, P, C, fl);                /* right tile's left edge as data */
                 tsr__pz_model(eL, eL2, P, C, fl + half);   /* its left-edge gradient model */
-                if (j->jm)
-                    tsr__pz_joint(j->jm, j->jvar, eR, eR2, eL, eL2, P, C, col + 4 * P * C, fr + 2 * half, fl + 2 * half);
+                if (j->jm) {
+                    tsr__pz_joint_uv(j->jvar, eR, eR2, eL, eL2, P, C, u[nb], v[nb]);
+                    jr[nb] = fr + 2 * half;
+                    jl[nb] = fl + 2 * half;
+                    if (++nb == TSR_PZ_JBATCH) {
+                        tsr__pz_joint_batch(j->jm, P, C, nb, u, v, jr, jl);
+                        nb = 0;
+                    }
+                }
             }
         }
     }
+    if (nb) tsr__pz_joint_batch(j->jm, P, C, nb, u, v, jr, jl);
     free(col);
 }
 
@@ -426,6 +612,7 @@ void tsr__pz_free(tsr__pz *pz)
     }
     free(pz->list);
     free(pz->lift);
+    free(pz->dmat);
     memset(pz, 0, sizeof *pz);
 }
 
@@ -512,6 +699,7 @@ float tsr__pz_dot(const float *a, const float *b, int dim)
 float tsr__pz_dis(const tsr__pz *pz, int o1, int d, int o2)
 {
     size_t dim = (size_t)pz->dim;
+    if (pz->dmat) return tsr__pz_dtab(pz, o1, d, o2);   /* the same dots, computed by the top-k */
     switch (d) {
     case 1: return tsr__pz_dot(pz->fr[0] + o1 * dim, pz->fl[0] + o2 * dim, pz->dim);
     case 3: return tsr__pz_dot(pz->fr[0] + o2 * dim, pz->fl[0] + o1 * dim, pz->dim);
@@ -552,52 +740,120 @@ struct tsr__pz_topk_job {
     tsr__pz_cand *cout;       /* merged column lists (stride apart) */
     tsr__pz_cand *cols;       /* per block: m column lists of k, over the block's rows */
     int *have;                /* per block: entries in each column list */
+    int *rhave;               /* entries in each row list */
+    float *full;              /* NULL, or the m x m matrix of every dot (row i, column o) */
 };
+
+/* Eight floats as one value (GCC and Clang vector extension): lane k holds partial sum k of
+ * tsr__pz_dot. Vector adds and multiplies are element-wise, in the order written, so a lane
+ * computes exactly what the scalar loop computes for it. */
+typedef float tsr__pz_v8 __attribute__((vector_size(32)));
+
+/* Dots of rows a[0..3] with columns y0 and y1 (dim floats, a multiple of 4) into d[r][c], bit
+ * for bit tsr__pz_dot's: the same eight partial sums, the last quad of an odd count into lanes
+ * 0..3 (lanes 4..7 add 0 * 0 = +0, which leaves a sum that started at +0 unchanged), the same
+ * final additions. Four rows by two columns share each load: the all-pairs search was bound by
+ * loads, one row and one column per dot product. */
+static inline __attribute__((always_inline)) void tsr__pz_dots42(const float *const *a, const float *y0,
+                                                                   const float *y1, int dim, float d[4][2])
+{
+    tsr__pz_v8 s[4][2], b0, b1, x;
+    int i = 0;
+    for (int r = 0; r < 4; r++) s[r][0] = s[r][1] = (tsr__pz_v8){0, 0, 0, 0, 0, 0, 0, 0};
+    for (; i + 8 <= dim; i += 8) {
+        memcpy(&b0, y0 + i, sizeof b0);
+        memcpy(&b1, y1 + i, sizeof b1);
+        for (int r = 0; r < 4; r++) {
+            memcpy(&x, a[r] + i, sizeof x);
+            s[r][0] += x * b0;
+            s[r][1] += x * b1;
+        }
+    }
+    if (i < dim) {
+        b0 = (tsr__pz_v8){y0[i], y0[i + 1], y0[i + 2], y0[i + 3], 0, 0, 0, 0};
+        b1 = (tsr__pz_v8){y1[i], y1[i + 1], y1[i + 2], y1[i + 3], 0, 0, 0, 0};
+        for (int r = 0; r < 4; r++) {
+            x = (tsr__pz_v8){a[r][i], a[r][i + 1], a[r][i + 2], a[r][i + 3], 0, 0, 0, 0};
+            s[r][0] += x * b0;
+            s[r][1] += x * b1;
+        }
+    }
+    for (int r = 0; r < 4; r++)
+        for (int c = 0; c < 2; c++) {
+            tsr__pz_v8 t = s[r][c];
+            d[r][c] = ((t[0] + t[4]) + (t[1] + t[5])) + ((t[2] + t[6]) + (t[3] + t[7]));
+        }
+}
+
+/* Columns of Y per pass over a block's rows: 192 KB of them stay in the core's L2 cache while
+ * every row meets them (streaming all of Y from memory for each group of rows was the
+ * bottleneck: 1728 x 360 floats, 2.5 MB, per 4 rows with rotation). */
+#define TSR_PZ_TOPK_YBYTES (192 << 10)
 
 /* Blocks [b, e) of rows: each row's k smallest dots over all columns, and each column's k
  * smallest over the block's rows (rows in increasing order, so equal values keep the lower
- * index first, as in one pass over all rows). */
-static void tsr__pz_topk_range(void *ctx, int b, int e)
+ * index first, as in one pass over all rows). Columns are taken in chunks (rows 4 at a time,
+ * columns 2 at a time within a chunk): each row list still receives its columns in increasing
+ * order and each column list its rows, so the lists are those of the plain row-by-row pass. */
+static inline __attribute__((always_inline)) void tsr__pz_topk_body(void *ctx, int b, int e)
 {
     const struct tsr__pz_topk_job *j = ctx;
-    int m = j->m, k = j->k;
+    int m = j->m, k = j->k, dim = j->dim;
+    int chunk = (int)(TSR_PZ_TOPK_YBYTES / ((size_t)dim * sizeof(float))) & ~1;
+    if (chunk < 2) chunk = 2;
     for (int blk = b; blk < e; blk++) {
         int r0 = (int)((long long)m * blk / j->nblocks), r1 = (int)((long long)m * (blk + 1) / j->nblocks);
         tsr__pz_cand *cl = j->cols + (size_t)blk * m * k;
-        int *ch = j->have + (size_t)blk * m, rh[4];
+        int *ch = j->have + (size_t)blk * m, *rh = j->rhave + r0;
         for (size_t t = 0; t < (size_t)m * k; t++) {
             cl[t].d = INFINITY;
             cl[t].o = -1;
         }
         memset(ch, 0, sizeof(int) * m);
-        for (int i0 = r0; i0 < r1; i0 += 4) {
-            int nr = r1 - i0 < 4 ? r1 - i0 : 4;
-            const float *a[4];
-            for (int r = 0; r < 4; r++) {   /* a short last group repeats its last row */
-                int i = i0 + (r < nr ? r : nr - 1);
-                tsr__pz_cand *l = j->rows + (size_t)i * j->stride;
-                a[r] = j->X + (size_t)i * j->dim;
-                rh[r] = 0;
-                if (r < nr)
-                    for (int t = 0; t < k; t++) {
-                        l[t].d = INFINITY;
-                        l[t].o = -1;
-                    }
+        memset(rh, 0, sizeof(int) * (r1 - r0));
+        for (int i = r0; i < r1; i++) {
+            tsr__pz_cand *l = j->rows + (size_t)i * j->stride;
+            for (int t = 0; t < k; t++) {
+                l[t].d = INFINITY;
+                l[t].o = -1;
             }
-            for (int o = 0; o < m; o++) {
-                const float *y = j->Y + (size_t)o * j->dim;
-                for (int r = 0; r < nr; r++) {
-                    int i = i0 + r;
-                    float d;
-                    if ((j->rot4 ? o >> 2 : o) == (j->rot4 ? i >> 2 : i)) continue;
-                    d = tsr__pz_dot(a[r], y, j->dim);
-                    tsr__pz_insert(j->rows + (size_t)i * j->stride, k, &rh[r], d, o);
-                    tsr__pz_insert(cl + (size_t)o * k, k, &ch[o], d, i);
+        }
+        for (int c0 = 0; c0 < m; c0 += chunk) {
+            int c1 = m - c0 < chunk ? m : c0 + chunk;
+            for (int i0 = r0; i0 < r1; i0 += 4) {
+                int nr = r1 - i0 < 4 ? r1 - i0 : 4;
+                const float *a[4];
+                for (int r = 0; r < 4; r++)   /* a short last group repeats its last row */
+                    a[r] = j->X + (size_t)(i0 + (r < nr ? r : nr - 1)) * dim;
+                for (int o0 = c0; o0 < c1; o0 += 2) {
+                    int nc = c1 - o0 < 2 ? 1 : 2;   /* a last odd column is computed twice, used once */
+                    float d[4][2];
+                    tsr__pz_dots42(a, j->Y + (size_t)o0 * dim, j->Y + (size_t)(o0 + nc - 1) * dim, dim, d);
+                    for (int c = 0; c < nc; c++) {
+                        int o = o0 + c;
+                        for (int r = 0; r < nr; r++) {
+                            int i = i0 + r;
+                            if (j->full) j->full[(size_t)i * m + o] = d[r][c];
+                            if ((j->rot4 ? o >> 2 : o) == (j->rot4 ? i >> 2 : i)) continue;
+                            tsr__pz_insert(j->rows + (size_t)i * j->stride, k, &rh[i - r0], d[r][c], o);
+                            tsr__pz_insert(cl + (size_t)o * k, k, &ch[o], d[r][c], i);
+                        }
+                    }
                 }
             }
         }
     }
 }
+
+/* tsr__parallel_for callbacks of the body: compiled for AVX2 (eight-float vectors in one
+ * register) and for the baseline; the results are the same. */
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__((target("avx2"))) static void tsr__pz_topk_range_avx2(void *ctx, int b, int e)
+{
+    tsr__pz_topk_body(ctx, b, e);
+}
+#endif
+static void tsr__pz_topk_range(void *ctx, int b, int e) { tsr__pz_topk_body(ctx, b, e); }
 
 /* Columns [b, e): merge the blocks' column lists into the k smallest (ascending value, ties to
  * the earlier block, whose rows are the lower indices: the lists one pass over all rows gives). */
@@ -629,12 +885,10 @@ static void tsr__pz_topk_merge(void *ctx, int b, int e)
     }
 }
 
-/* Contract: see tsr__pz_topk_fn. CPU variant 'mgc': one threaded pass over row blocks, four
- * rows at a time; each block keeps its own column lists, merged at the end, so every dot product
- * is computed once and the result does not depend on the number of blocks (threads). No m x m
- * matrix is stored. */
-tsr_status tsr__pz_topk_cpu(const float *X, const float *Y, int m, int dim, int rot4, int k,
-                            tsr__pz_cand *rows_out, tsr__pz_cand *cols_out, int stride, const tsr_exec *ex)
+/* tsr__pz_topk_cpu, also storing every dot in 'full' (m x m) when it is not NULL. */
+static tsr_status tsr__pz_topk_run(const float *X, const float *Y, int m, int dim, int rot4, int k,
+                                   tsr__pz_cand *rows_out, tsr__pz_cand *cols_out, int stride, const tsr_exec *ex,
+                                   float *full)
 {
     struct tsr__pz_topk_job j;
     int threads = tsr__exec_threads(ex), nb = threads < TSR_PZ_TOPK_BLOCKS ? threads : TSR_PZ_TOPK_BLOCKS;
@@ -647,16 +901,32 @@ tsr_status tsr__pz_topk_cpu(const float *X, const float *Y, int m, int dim, int 
     j.X = X, j.Y = Y, j.m = m, j.dim = dim, j.rot4 = rot4, j.k = k, j.stride = stride, j.nblocks = nb;
     j.rows = rows_out;
     j.cout = cols_out;
+    j.full = full;
     j.cols = malloc((size_t)nb * m * k * sizeof(tsr__pz_cand));
     j.have = malloc((size_t)nb * m * sizeof(int));
-    if (!j.cols || !j.have) {
-        free(j.cols), free(j.have);
+    j.rhave = malloc((size_t)m * sizeof(int));
+    if (!j.cols || !j.have || !j.rhave) {
+        free(j.cols), free(j.have), free(j.rhave);
         return tsr__fail(TSR_E_NOMEM, "puzzle: out of memory for the compatibility lists of %d tiles", m);
     }
-    tsr__parallel_for(nb, 1, threads, tsr__pz_topk_range, &j);
+#if defined(__x86_64__) || defined(__i386__)
+    if (tsr__pz_avx2()) tsr__parallel_for(nb, 1, threads, tsr__pz_topk_range_avx2, &j);
+    else
+#endif
+        tsr__parallel_for(nb, 1, threads, tsr__pz_topk_range, &j);
     tsr__parallel_for(m, 64, threads, tsr__pz_topk_merge, &j);
-    free(j.cols), free(j.have);
+    free(j.cols), free(j.have), free(j.rhave);
     return TSR_OK;
+}
+
+/* Contract: see tsr__pz_topk_fn. CPU variant 'mgc': one threaded pass over row blocks, four
+ * rows at a time; each block keeps its own column lists, merged at the end, so every dot product
+ * is computed once and the result does not depend on the number of blocks (threads). No m x m
+ * matrix is stored (tsr__pz_lists keeps one when it is small). */
+tsr_status tsr__pz_topk_cpu(const float *X, const float *Y, int m, int dim, int rot4, int k,
+                            tsr__pz_cand *rows_out, tsr__pz_cand *cols_out, int stride, const tsr_exec *ex)
+{
+    return tsr__pz_topk_run(X, Y, m, dim, rot4, k, rows_out, cols_out, stride, ex, NULL);
 }
 
 /* Ascending order of floats (qsort). */
@@ -694,17 +964,34 @@ static tsr_status tsr__pz_lifts(tsr__pz *pz)
     return TSR_OK;
 }
 
-/* Contract: fills pz->list (m x 4 x k) using fn for the all-pairs search, and pz->lift. */
+/* Contract: fills pz->list (m x 4 x k) using fn for the all-pairs search, and pz->lift; with
+ * the CPU search, also pz->dmat when it fits TSR_PZ_DMAT_BYTES (the placement asks for many D
+ * outside the lists: the deep field's spent a quarter of its time on their dot products). */
 tsr_status tsr__pz_lists(tsr__pz *pz, tsr__pz_topk_fn fn, const tsr_exec *ex)
 {
-    int k = pz->k, st = 4 * k;
+    int k = pz->k, st = 4 * k, rel = pz->rotate ? 1 : 2;
+    size_t mm = (size_t)pz->m * pz->m;
     tsr_status s;
     if (k <= 0) return tsr__pz_lifts(pz);
-    s = fn(pz->fr[0], pz->fl[0], pz->m, pz->dim, pz->rotate, k, pz->list + 1 * k, pz->list + 3 * k, st, ex);
-    if (s) return s;
-    if (!pz->rotate) {
-        s = fn(pz->fr[1], pz->fl[1], pz->m, pz->dim, 0, k, pz->list + 2 * k, pz->list + 0 * k, st, ex);
-        return s ? s : tsr__pz_lifts(pz);
+    free(pz->dmat);
+    pz->dmat = NULL;
+    if (fn == tsr__pz_topk_cpu && mm <= TSR_PZ_DMAT_BYTES / sizeof(float) / rel)
+        pz->dmat = malloc(sizeof(float) * mm * rel);   /* without it, only slower */
+    if (pz->dmat) {
+        s = tsr__pz_topk_run(pz->fr[0], pz->fl[0], pz->m, pz->dim, pz->rotate, k, pz->list + 1 * k,
+                             pz->list + 3 * k, st, ex, pz->dmat);
+        if (!s && !pz->rotate)
+            s = tsr__pz_topk_run(pz->fr[1], pz->fl[1], pz->m, pz->dim, 0, k, pz->list + 2 * k, pz->list + 0 * k, st,
+                                 ex, pz->dmat + mm);
+        if (s) return s;
+        if (!pz->rotate) return tsr__pz_lifts(pz);
+    } else {
+        s = fn(pz->fr[0], pz->fl[0], pz->m, pz->dim, pz->rotate, k, pz->list + 1 * k, pz->list + 3 * k, st, ex);
+        if (s) return s;
+        if (!pz->rotate) {
+            s = fn(pz->fr[1], pz->fl[1], pz->m, pz->dim, 0, k, pz->list + 2 * k, pz->list + 0 * k, st, ex);
+            return s ? s : tsr__pz_lifts(pz);
+        }
     }
     /* Rotation: D(a, down, b) = D(a', right, b') with x' = x turned 3 more quarter turns. */
     for (int o = 0; o < pz->m; o++) {

@@ -50,7 +50,15 @@ typedef struct tsr__pz {
     int k;                     /* list length: min(TSR_PZ_K, candidates) */
     tsr__pz_cand *list;        /* m x 4 x k: nearest oriented tiles on each side, ascending */
     float *lift;               /* m x 4: raises the side's best D to the median first-second gap */
+    /* Every D of the left-right relation (m x m, row o1, column o2) and, without rotation, then
+     * of the top-bottom one, as the CPU top-k computed them (bit for bit tsr__pz_dot's), kept
+     * when they fit TSR_PZ_DMAT_BYTES; NULL otherwise (and after a GPU top-k, whose sums are in
+     * another order): tsr__pz_dis computes what it needs. */
+    float *dmat;
 } tsr__pz;
+
+/* Largest all-pairs table of D kept (bytes): 432 pieces take 1.5 MB, 12 MB with rotation. */
+#define TSR_PZ_DMAT_BYTES ((size_t)32 << 20)
 
 /* The piece of an oriented tile. */
 static inline int tsr__pz_piece(const tsr__pz *pz, int o) { return pz->rotate ? o >> 2 : o; }
@@ -60,7 +68,8 @@ static inline int tsr__pz_turn(int o, int turns) { return (o & ~3) | ((o + turns
 /* Build features of every oriented tile of a rows x cols puzzle image (host, 8-bit). */
 tsr_status tsr__pz_features(tsr__pz *pz, const tsr_image *src, int rows, int cols, int rotate, int threads);
 void tsr__pz_free(tsr__pz *pz);
-/* D(o1, d, o2) computed from the features (float accumulation in a fixed order). */
+/* D(o1, d, o2) computed from the features (float accumulation in a fixed order), or read from
+ * pz->dmat, which holds the same value. */
 float tsr__pz_dis(const tsr__pz *pz, int o1, int d, int o2);
 /* Dot product of two feature vectors, the one definition every CPU path uses. */
 float tsr__pz_dot(const float *a, const float *b, int dim);
@@ -76,6 +85,9 @@ tsr_status tsr__pz_topk_cpu(const float *X, const float *Y, int m, int dim, int 
                             tsr__pz_cand *rows_out, tsr__pz_cand *cols_out, int stride, const tsr_exec *ex);
 tsr_status tsr__pz_topk_cuda(const float *X, const float *Y, int m, int dim, int rot4, int k,
                              tsr__pz_cand *rows_out, tsr__pz_cand *cols_out, int stride, const tsr_exec *ex);
+/* Tests only: nonzero makes the CPU kernels that have an AVX2 build use their baseline build
+ * (the results are the same; the tests check it). */
+extern int tsr__pz_baseline;
 /* Fill pz->list with the chosen top-k implementation (progress optional). */
 tsr_status tsr__pz_lists(tsr__pz *pz, tsr__pz_topk_fn fn, const tsr_exec *ex);
 
@@ -133,6 +145,29 @@ static inline const tsr__pz_cand *tsr__pz_list(const tsr__pz *pz, int o, int d)
 /* D(o1, d, o2) lifted by the larger lift of the two sides, never negative (the confidences
  * and the objective divide by second-best values): from o1's list when present, else computed. */
 float tsr__pz_lookup(const tsr__pz *pz, int o1, int d, int o2);
+
+/* D(o1, d, o2) from pz->dmat, which must be there (what tsr__pz_dis returns then); inline for
+ * the hot loops of the placement. */
+static inline float tsr__pz_dtab(const tsr__pz *pz, int o1, int d, int o2)
+{
+    size_t m = (size_t)pz->m;
+    if (d == 0 || d == 3) {   /* o1 below or right of o2 */
+        int t = o1;
+        o1 = o2, o2 = t, d = (d + 2) & 3;
+    }
+    if (d == 1) return pz->dmat[o1 * m + o2];
+    if (pz->rotate) return pz->dmat[tsr__pz_turn(o1, 3) * m + tsr__pz_turn(o2, 3)];
+    return pz->dmat[m * m + o1 * m + o2];
+}
+
+/* tsr__pz_lookup when pz->dmat is there: the value, lifted, never negative. */
+static inline float tsr__pz_lookup_tab(const tsr__pz *pz, int o1, int d, int o2)
+{
+    float a = pz->lift ? pz->lift[o1 * 4 + d] : 0, b = pz->lift ? pz->lift[o2 * 4 + ((d + 2) & 3)] : 0, v;
+    v = tsr__pz_dtab(pz, o1, d, o2);
+    v += a > b ? a : b;
+    return v > 0 ? v : 0;
+}
 /* Second-best D on side d of o lifted by the side's lift (the normaliser of confidences), never
  * below a tiny positive. */
 float tsr__pz_second(const tsr__pz *pz, int o, int d);

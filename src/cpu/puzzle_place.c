@@ -70,12 +70,16 @@ static tsr__pz_hent tsr__pz_pop(tsr__pz_state *s)
     return top;
 }
 
-/* Contract: see puzzle_core.h. */
+/* Contract: see puzzle_core.h. A listed value is the D that tsr__pz_dis gives with the CPU
+ * top-k (the same dot product), so with pz->dmat the list is not searched. */
 float tsr__pz_lookup(const tsr__pz *pz, int o1, int d, int o2)
 {
-    const tsr__pz_cand *l = tsr__pz_list(pz, o1, d);
-    float a = pz->lift ? pz->lift[o1 * 4 + d] : 0, b = pz->lift ? pz->lift[o2 * 4 + ((d + 2) & 3)] : 0, v;
+    float a, b, v;
+    const tsr__pz_cand *l;
     int t = 0;
+    if (pz->dmat) return tsr__pz_lookup_tab(pz, o1, d, o2);
+    a = pz->lift ? pz->lift[o1 * 4 + d] : 0, b = pz->lift ? pz->lift[o2 * 4 + ((d + 2) & 3)] : 0;
+    l = tsr__pz_list(pz, o1, d);
     while (t < pz->k && l[t].o != o2) t++;
     v = (t < pz->k ? l[t].d : tsr__pz_dis(pz, o1, d, o2)) + (a > b ? a : b);
     return v > 0 ? v : 0;

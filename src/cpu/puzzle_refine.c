@@ -49,10 +49,16 @@ tsr__pz_cache *tsr__pz_cache_new(const tsr__pz *pz)
     }
     for (int o = 0; o < pz->m; o++)
         for (int d = 0; d < 4; d++) c->nrm[o * 4 + d] = sqrtf(tsr__pz_second(pz, o, d));
-    /* Every pair of a puzzle of up to 1024 oriented tiles in a table (at most 8 MB), else a cache
-     * of 256K entries (4 MB: larger ones, which each start clears, were slower); without either
-     * the search is only slower. */
-    if ((size_t)pz->m * pz->m * 2 <= ((size_t)1 << 21)) {
+    /* With pz->dmat a term costs a few loads (tsr__pz_lookup_tab, inlined) and a division, as
+     * fast as a cached one, so there is no cache: the 4 MB cache, faulted in again by each start
+     * (with TLB shootdowns when threads run), cost more than it saved (rotation, 432 pieces, 2
+     * threads: a quarter less CPU time without it), and the table below, filled by each start,
+     * saved nothing. Without pz->dmat: every pair of a puzzle of up to 1024 oriented tiles in a
+     * table (at most 8 MB), else a cache of 256K entries (4 MB: larger ones, which each start
+     * clears, were slower); without either the search is only slower. */
+    if (pz->dmat) {
+        /* no cache */
+    } else if ((size_t)pz->m * pz->m * 2 <= ((size_t)1 << 21)) {
         size_t cnt = (size_t)pz->m * pz->m * 2;
         c->dense = malloc(cnt * sizeof(float));
         if (c->dense)
@@ -74,7 +80,8 @@ void tsr__pz_cache_free(tsr__pz_cache *c)
 
 /* Objective of o2 on side d of o1: D over the geometric mean of the two sides' second-best D,
  * capped. The search asks for the same pairs again and again, most outside the neighbour lists
- * (a dot product each), so values are cached; a cached value is the value computed. */
+ * (a dot product each without pz->dmat), so values are cached then; a cached value is the value
+ * computed. */
 static float tsr__pz_edge(tsr__pz_cache *c, int o1, int d, int o2)
 {
     uint64_t key;
@@ -91,7 +98,8 @@ static float tsr__pz_edge(tsr__pz_cache *c, int o1, int d, int o2)
         at = (size_t)(((key + 1) * 0x9E3779B97F4A7C15ull) >> 20) & c->mask;
         if (c->slot[at].key == key + 1) return c->slot[at].val;
     }
-    v = tsr__pz_lookup(c->pz, o1, d, o2) / (c->nrm[o1 * 4 + d] * c->nrm[o2 * 4 + ((d + 2) & 3)]);
+    v = (c->pz->dmat ? tsr__pz_lookup_tab(c->pz, o1, d, o2) : tsr__pz_lookup(c->pz, o1, d, o2)) /
+        (c->nrm[o1 * 4 + d] * c->nrm[o2 * 4 + ((d + 2) & 3)]);
     if (!(v < TSR_PZ_CAP)) v = TSR_PZ_CAP;
     if (c->dense) {
         c->dense[key] = v;
@@ -152,6 +160,8 @@ typedef struct {
     unsigned char *touched;   /* cells dirty at the start of this sweep or changed during it */
     int *seg, *segcells, *segstart, nseg;   /* segments: id per cell, cells by segment */
     int *queue;               /* scratch: search queue, offsets tried */
+    int *nbr;                 /* per cell and direction: the neighbouring cell, or -1 at the border */
+    float *term;              /* per cell and direction: the objective's term of that side now */
 } tsr__pz_ls;
 
 /* Tile in a cell under the proposal. */
@@ -167,24 +177,33 @@ static void tsr__pz_ls_put(tsr__pz_ls *b, int c, int o)
     b->nov[c] = o;
 }
 
-/* Sum of the objective over the edges that touch changed cells, as they are (after = 0) or
- * under the proposal; stops early once it exceeds 'limit'. */
+/* Sum of the objective over the edges that touch changed cells, as they are (after = 0, from
+ * the terms kept per cell: the same values) or under the proposal; stops early once it exceeds
+ * 'limit'. */
 static double tsr__pz_ls_sum(const tsr__pz_ls *b, int after, double limit)
 {
     double s = 0;
     for (int i = 0; i < b->nchg; i++) {
-        int c = b->chg[i], y = c / b->C, x = c % b->C;
+        int c = b->chg[i];
         for (int d = 0; d < 4; d++) {
-            int ny = y + tsr__pz_dy[d], nx = x + tsr__pz_dx[d], c2;
-            if (ny < 0 || ny >= b->R || nx < 0 || nx >= b->C) continue;
-            c2 = ny * b->C + nx;
-            if (b->stamp[c2] == b->cur && c2 < c) continue;   /* counted from the other cell */
-            s += after ? tsr__pz_edge(b->cache, tsr__pz_ls_at(b, c), d, tsr__pz_ls_at(b, c2))
-                       : tsr__pz_edge(b->cache, b->o[c], d, b->o[c2]);
+            int c2 = b->nbr[c * 4 + d];
+            if (c2 < 0 || (b->stamp[c2] == b->cur && c2 < c)) continue;   /* border; counted from the other cell */
+            s += after ? tsr__pz_edge(b->cache, tsr__pz_ls_at(b, c), d, tsr__pz_ls_at(b, c2)) : b->term[c * 4 + d];
         }
         if (s > limit) return s;
     }
     return s;
+}
+
+/* The terms of cell c's sides as the placement is now, in c's entries and its neighbours'
+ * (an edge's term is the same from either side: tsr__pz_edge takes each pair one way). */
+static void tsr__pz_ls_terms(tsr__pz_ls *b, int c)
+{
+    for (int d = 0; d < 4; d++) {
+        int c2 = b->nbr[c * 4 + d];
+        if (c2 < 0) continue;
+        b->term[c * 4 + d] = b->term[c2 * 4 + ((d + 2) & 3)] = tsr__pz_edge(b->cache, b->o[c], d, b->o[c2]);
+    }
 }
 
 /* Apply the proposal when it lowers the objective (by more than rounding); always closes it.
@@ -193,18 +212,18 @@ static int tsr__pz_ls_commit(tsr__pz_ls *b)
 {
     double before = tsr__pz_ls_sum(b, 0, INFINITY), lim = before - 1e-5 * (1 + before);
     int ok = b->nchg > 0 && tsr__pz_ls_sum(b, 1, lim) < lim;
-    if (ok)
+    if (ok) {
         for (int i = 0; i < b->nchg; i++) {
-            int c = b->chg[i], y = c / b->C, x = c % b->C;
+            int c = b->chg[i];
             b->o[c] = b->nov[c];
             b->pos[tsr__pz_piece(b->pz, b->o[c])] = c;
             b->dirty[c] = 1;
             b->touched[c] = 1;
-            for (int d = 0; d < 4; d++) {
-                int ny = y + tsr__pz_dy[d], nx = x + tsr__pz_dx[d];
-                if (ny >= 0 && ny < b->R && nx >= 0 && nx < b->C) b->dirty[ny * b->C + nx] = 1;
-            }
+            for (int d = 0; d < 4; d++)
+                if (b->nbr[c * 4 + d] >= 0) b->dirty[b->nbr[c * 4 + d]] = 1;
         }
+        for (int i = 0; i < b->nchg; i++) tsr__pz_ls_terms(b, b->chg[i]);
+    }
     b->cur++;
     b->nchg = 0;
     return ok;
@@ -266,12 +285,11 @@ static void tsr__pz_ls_segments(tsr__pz_ls *b)
         b->seg[c0] = b->nseg;
         queue[t++] = c0;
         while (h < t) {
-            int c = queue[h++], y = c / b->C, x = c % b->C;
+            int c = queue[h++];
             for (int d = 0; d < 4; d++) {
-                int ny = y + tsr__pz_dy[d], nx = x + tsr__pz_dx[d], c2;
-                if (ny < 0 || ny >= b->R || nx < 0 || nx >= b->C) continue;
-                c2 = ny * b->C + nx;
-                if (b->seg[c2] < 0 && tsr__pz_edge(b->cache, b->o[c], d, b->o[c2]) < TSR_PZ_SEG_EDGE) {
+                int c2 = b->nbr[c * 4 + d];
+                if (c2 < 0) continue;
+                if (b->seg[c2] < 0 && b->term[c * 4 + d] < TSR_PZ_SEG_EDGE) {
                     b->seg[c2] = b->nseg;
                     queue[t++] = c2;
                 }
@@ -408,9 +426,17 @@ tsr_status tsr__pz_refine(const tsr__pz *pz, tsr__pz_cache *cache, int *piece, u
     b.segcells = malloc(sizeof(int) * n);
     b.segstart = malloc(sizeof(int) * (n + 1));
     b.queue = malloc(sizeof(int) * n * 2);
-    ok = b.o && b.pos && b.nov && b.stamp && b.dirty && b.touched && b.chg && b.seg && b.segcells && b.segstart && b.queue;
+    b.nbr = malloc(sizeof(int) * n * 4);
+    b.term = malloc(sizeof(float) * n * 4);
+    ok = b.o && b.pos && b.nov && b.stamp && b.dirty && b.touched && b.chg && b.seg && b.segcells && b.segstart &&
+         b.queue && b.nbr && b.term;
     if (ok) {
         b.cur = 1;
+        for (int i = 0; i < n; i++)
+            for (int d = 0; d < 4; d++) {
+                int ny = i / b.C + tsr__pz_dy[d], nx = i % b.C + tsr__pz_dx[d];
+                b.nbr[i * 4 + d] = ny >= 0 && ny < b.R && nx >= 0 && nx < b.C ? ny * b.C + nx : -1;
+            }
         for (int i = 0; i < n; i++) {
             b.o[i] = tsr__pz_cell(pz, piece, rot, i);
             b.pos[piece[i]] = i;
@@ -424,6 +450,12 @@ tsr_status tsr__pz_refine(const tsr__pz *pz, tsr__pz_cache *cache, int *piece, u
                 }
             }
         }
+        for (int i = 0; i < n; i++)   /* each edge once: from its left or top cell */
+            for (int d = 1; d <= 2; d++) {
+                int c2 = b.nbr[i * 4 + d];
+                if (c2 >= 0)
+                    b.term[i * 4 + d] = b.term[c2 * 4 + ((d + 2) & 3)] = tsr__pz_edge(cache, b.o[i], d, b.o[c2]);
+            }
         for (int sw = 0; sw < TSR_PZ_SWEEPS; sw++) {
             int moved;
             memcpy(b.touched, b.dirty, (size_t)n);
@@ -437,6 +469,6 @@ tsr_status tsr__pz_refine(const tsr__pz *pz, tsr__pz_cache *cache, int *piece, u
         }
     }
     free(b.o), free(b.pos), free(b.nov), free(b.stamp), free(b.dirty), free(b.touched), free(b.chg), free(b.seg), free(b.segcells);
-    free(b.segstart), free(b.queue);
+    free(b.segstart), free(b.queue), free(b.nbr), free(b.term);
     return ok ? TSR_OK : tsr__fail(TSR_E_NOMEM, "puzzle: out of memory for the local search");
 }

@@ -466,6 +466,13 @@ static int tsr__is_stdout(const char *path)
  * format of EXT there; no temporary file is used for standard output. */
 tsr_status tsr_write(const char *path, const tsr_image *img, int quality)
 {
+    return tsr_write_ex(path, img, quality, 0);
+}
+
+/* See tessera.h: tsr_write with PNG's zlib level (checked here, passed as the PNG encoder's
+ * quality). */
+tsr_status tsr_write_ex(const char *path, const tsr_image *img, int quality, int png_level)
+{
     tsr__buf b = {0};
     tsr_status s;
     const char *ext = NULL, *name;
@@ -501,8 +508,10 @@ tsr_status tsr_write(const char *path, const tsr_image *img, int quality)
     }
     if (quality < 0 || quality > 100)
         return tsr__fail(TSR_E_ARG, "%s: quality %d is out of range (1..100, 0 for the default)", name, quality);
+    if (png_level < 0 || png_level > 9)
+        return tsr__fail(TSR_E_ARG, "%s: PNG level %d is out of range (1..9, 0 for the default)", name, png_level);
     switch (f) {
-    case FMT_PNG: s = tsr__png_write(name, img, quality, &b); break;
+    case FMT_PNG: s = tsr__png_write(name, img, png_level, &b); break;
     case FMT_JPEG: s = tsr__jpeg_write(name, img, quality, &b); break;
     case FMT_PNM: s = tsr__pnm_write(name, img, quality, &b); break;
     default: s = tsr__bmp_write(name, img, quality, &b); break;

@@ -38,7 +38,8 @@ tsr_status tsr__bmp_read(const char *name, const unsigned char *data, size_t siz
 tsr_status tsr__decode_mem(const char *name, const unsigned char *data, size_t size, tsr_image *img);
 
 /* Encoders: img is a checked host image (1..4 channels, U8 or U16, positive size). The file is
- * appended to out; on failure out may hold partial data (the caller frees it). */
+ * appended to out; on failure out may hold partial data (the caller frees it). 'quality' is
+ * JPEG's 0..100 and PNG's zlib level 0..9 (0: zlib's default); the others ignore it. */
 tsr_status tsr__png_write(const char *name, const tsr_image *img, int quality, tsr__buf *out);
 tsr_status tsr__jpeg_write(const char *name, const tsr_image *img, int quality, tsr__buf *out);
 tsr_status tsr__pnm_write(const char *name, const tsr_image *img, int quality, tsr__buf *out);

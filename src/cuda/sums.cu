@@ -8,7 +8,6 @@
  *          Fastest for both axes (default). */
 #include "kernels_common.cuh"
 #include <type_traits>
-#include <string.h>
 #include <stdlib.h>
 
 /* An integer knob from the environment (benchmark sweeps), or def. */
@@ -323,10 +322,8 @@ static tsr_status tsr__colsum_packed_launch(const tsr_image *src, S *out, size_t
     tsr__colsum_zero_kernel<S><<<(unsigned)((row + 1023) / 1024), 256, 0, st>>>(out, (int)row);
     tsr_status e = TSR_CUDA_LAUNCHED("sums/packed zeroing kernel");
     if (e) return e;
-    cudaLaunchConfig_t cfg;
-    cudaLaunchAttribute attr[1];
-    memset(&cfg, 0, sizeof cfg);
-    memset(attr, 0, sizeof attr);
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr[1] = {};
     cfg.gridDim = grid;
     cfg.blockDim = dim3(TSR_CSP_WARPS * 32);
     cfg.stream = st;

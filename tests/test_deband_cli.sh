@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Command-line tests of 'tessera deband': pipes and files, bit-exact backends and variants,
 # errors with their exit codes, truncated streams, no partial output files, the three-thread
-# stream (order, frames before a failure written, errors with frames in flight, no hang).
+# stream (order, frames before a failure written, errors with frames in flight, no hang), an
+# existing FIFO or device as OUT.
 # Prints "deband-cli: N passed, N failed, N skipped" last; exits non-zero on failure.
 set -u
 cd "$(dirname "$0")/.."
@@ -227,7 +228,25 @@ else bad "consumer gone: rc $rc, '$(cat "$D/err")'"; fi
 if $TO "$T" --quiet --time deband "$D/m11.y4m" "$D/tm.y4m" 2>&1 | grep -q 'kernel .* ms/frame, read .* ms/frame and write .* ms/frame'; then ok
 else bad "--time line"; fi
 
-# 12. CUDA: the 11-frame stream with dynamic grain, the pipe against the CPU
+# 12. an OUT that exists and is not a regular file is written in place, never replaced by a file:
+# a FIFO (its reader gets the stream), and device nodes (made here: root only, else skipped)
+mkfifo "$D/fifo"
+{ timeout 60 cat "$D/fifo" > "$D/fifo.out"; } &
+reader=$!
+$TO "$T" --quiet deband "$D/m11.y4m" "$D/fifo"
+rc=$?
+if [[ -p $D/fifo ]]; then wait $reader; else kill $reader 2> /dev/null; wait $reader 2> /dev/null; fi
+if [[ $rc == 0 && -p $D/fifo ]] && cmp -s "$D/fifo.out" "$D/m11.out"; then ok
+else bad "FIFO as OUT: rc $rc, still a FIFO: $([[ -p $D/fifo ]] && echo yes || echo no)"; fi
+if mknod "$D/full" c 1 7 2> /dev/null && mknod "$D/null" c 1 3 2> /dev/null && : 2> /dev/null > "$D/null"; then
+    check_err 1 "No space left on device" $TO "$T" --quiet deband "$D/m11.y4m" "$D/full"
+    if $TO "$T" --quiet deband "$D/m11.y4m" "$D/null" && [[ -c $D/full && -c $D/null ]]; then ok
+    else bad "device nodes as OUT were replaced or failed"; fi
+else
+    skipped "device nodes as OUT (mknod needs root and a file system that allows devices)"
+fi
+
+# 13. CUDA: the 11-frame stream with dynamic grain, the pipe against the CPU
 if "$T" list 2>/dev/null | grep -q '^CUDA: .*compiled in; no usable' || ! "$T" --backend cuda --quiet deband "$D/a8.y4m" "$D/c.y4m" 2>/dev/null; then
     skipped "no CUDA device for the 11-frame stream"
 else

@@ -55,7 +55,8 @@ int tsr_cli_is_y4m(const char *path)
     return n == sizeof head && !memcmp(head, "YUV4MPEG2", 9);
 }
 
-/* An output stream: stdout, or a temporary file beside 'path' renamed over it by tsr__out_commit. */
+/* An output stream: stdout, an existing device or FIFO, or a temporary file beside 'path' renamed
+ * over it by tsr__out_close. */
 typedef struct tsr__out {
     FILE *f;
     char tmp[4096];
@@ -63,16 +64,25 @@ typedef struct tsr__out {
     int slot;       /* tsr__temp_register's slot: a signal mid-stream removes the temporary file */
 } tsr__out;
 
-/* Open OUT: stdout for "-", else a temporary file beside it (made 0666 & ~umask). */
+/* Open OUT: stdout for "-"; an existing OUT that is not a regular file (a device such as
+ * /dev/null or /dev/full, a FIFO) in place, since renaming a file over it would replace the
+ * device or FIFO itself (as root, even in /dev); else a temporary file beside it (made
+ * 0666 & ~umask). */
 static tsr_status tsr__out_open(tsr__out *o, const char *path)
 {
     const char *slash = strrchr(path, '/');
+    struct stat st;
     int fd;
     o->path = path;
     o->tmp[0] = 0;
     o->slot = -1;
     if (!strcmp(path, "-")) {
         o->f = stdout;
+        return TSR_OK;
+    }
+    if (!stat(path, &st) && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {   /* a folder fails at the rename */
+        if (!(o->f = fopen(path, "wb"))) return tsr__fail(TSR_E_IO, "%s: %s", path, strerror(errno));
+        setvbuf(o->f, NULL, _IOFBF, 1 << 20);
         return TSR_OK;
     }
     if (snprintf(o->tmp, sizeof o->tmp, "%.*s.tessera-XXXXXX", slash ? (int)(slash - path + 1) : 0, path) >=
@@ -103,6 +113,12 @@ static tsr_status tsr__out_close(tsr__out *o, int ok)
     if (!o->f) return TSR_OK;
     if (o->f == stdout) {
         if (ok && fflush(stdout)) s = tsr__fail(TSR_E_IO, "writing to standard output: %s", strerror(errno));
+        o->f = NULL;
+        return s;
+    }
+    if (!o->tmp[0]) {   /* a device or FIFO written in place: nothing to sync, rename or remove */
+        if (ok && fflush(o->f)) s = tsr__fail(TSR_E_IO, "%s: write failed: %s", o->path, strerror(errno));
+        if (fclose(o->f) && ok && !s) s = tsr__fail(TSR_E_IO, "%s: %s", o->path, strerror(errno));
         o->f = NULL;
         return s;
     }

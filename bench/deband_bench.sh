@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # deband benchmarks and quality measures (docs/deband.md reports their output).
-#   bench/deband_bench.sh [all|quality|gpu|cpu]
+#   bench/deband_bench.sh [all|quality|gpu|cpu|pipe]
 # Environment: BUILD (default build: its libtessera.a and tessera), TESSERA (the CLI to time),
 # FRAMES (4K frames through the pipe, default 24), CPU_FRAMES (default 8), THREADS (default nproc),
-# REPEAT (CPU runs per program, the best counts; default 3),
+# REPEAT (CPU runs per program, the best counts; pipe runs, the median counts; default 3),
+# PIPE_BACKEND ('pipe': the --backend to time, default cpu), TESSERA_BEFORE ('pipe': a second CLI,
+# e.g. a build of an earlier commit, timed in the same rounds),
 # BENCH_TMP (where the 4K test stream is written, default /tmp).
 # 'quality' and the FFmpeg comparison need ffmpeg (Debian's: apt-get install -y ffmpeg).
 set -euo pipefail
@@ -61,7 +63,7 @@ if [[ $what == all || $what == quality ]]; then
     echo
 fi
 
-if [[ $what == all || $what == gpu || $what == cpu ]]; then
+if [[ $what == all || $what == gpu || $what == cpu || $what == pipe ]]; then
     n=$FRAMES
     [[ $what == cpu ]] && n=$CPU_FRAMES
     "$tool" gen $W $H "$n" 16 > "$TMPD/uhd16.y4m"
@@ -124,4 +126,36 @@ if [[ $what == all || $what == cpu ]]; then
     else
         echo "ffmpeg missing: no comparison"
     fi
+fi
+
+if [[ $what == pipe ]]; then
+    # End to end through y4m pipes, as a user runs it: cat IN | tessera deband - - | cat > /dev/null,
+    # beside cat | cat of the same stream (the pipe alone). Runs alternate round by round so that
+    # every program sees the same machine load; each figure is the median over REPEAT rounds.
+    b=${PIPE_BACKEND:-cpu}
+    echo "## pipe: $FRAMES frames 3840x2160 4:2:0 16-bit, --backend $b, $THREADS threads, median of $REPEAT rounds"
+    progs=(after cat)
+    [[ -n ${TESSERA_BEFORE:-} ]] && progs=(before after cat)
+    declare -A times
+    for ((rep = 0; rep < REPEAT; rep++)); do
+        for k in "${progs[@]}"; do
+            t0=$(now)
+            case $k in
+            after) cat "$TMPD/uhd16.y4m" | "$TESSERA" --backend "$b" --threads "$THREADS" --quiet deband - - | cat > /dev/null ;;
+            before) cat "$TMPD/uhd16.y4m" | "$TESSERA_BEFORE" --backend "$b" --threads "$THREADS" --quiet deband - - | cat > /dev/null ;;
+            cat) cat "$TMPD/uhd16.y4m" | cat > /dev/null ;;
+            esac
+            t1=$(now)
+            times[$k]="${times[$k]:-} $(calc "$FRAMES / ($t1 - $t0)")"
+        done
+    done
+    median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+    for k in "${progs[@]}"; do
+        case $k in
+        after) name="tessera deband ($TESSERA)" ;;
+        before) name="tessera deband ($TESSERA_BEFORE)" ;;
+        cat) name="cat | cat (the pipe alone)" ;;
+        esac
+        echo "$name: median $(median <<< "${times[$k]}") fps (runs:${times[$k]})"
+    done
 fi

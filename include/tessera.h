@@ -340,12 +340,27 @@ tsr_status tsr_deband_frame(const tsr_frame *src, tsr_frame *dst, const tsr_deba
  * its depth is 1 byte for output depth 8, else 2 bytes (values scaled to 16 bits: v << (16-d)). */
 tsr_status tsr_deband_image(const tsr_image *src, tsr_image *dst, const tsr_deband_params *p, const tsr_exec *ex);
 
-/* A stream of frames of one shape, pipelined: on CUDA, up to three frames are in flight on their
- * own streams (upload of the next and download of the previous overlap the kernel) through
- * pinned host buffers; on the CPU each frame is processed when submitted. */
+/* A stream of frames of one shape, pipelined through a fixed ring of slots (tsr_deband_pipe_slots,
+ * each a host input and a host output frame): on CUDA the frames of several slots are in flight on
+ * their own streams (upload of the next and download of the previous overlap the kernel) through
+ * pinned host buffers; on the CPU a frame is processed when it is run or submitted. Two ways to
+ * drive it, not to be mixed on one pipe: the one-thread calls _input/_submit/_drain, or the slot
+ * calls _slot/_run/_wait for callers that read, process and write on different threads. */
 typedef struct tsr_deband_pipe tsr_deband_pipe;
 tsr_status tsr_deband_pipe_open(tsr_deband_pipe **pp, int width, int height, int chroma, int bits,
                                 const tsr_deband_params *p, const tsr_exec *ex);
+/* The number of slots (fixed at open; the one-thread calls use them in turn). */
+int tsr_deband_pipe_slots(const tsr_deband_pipe *pp);
+/* Slot k's host input frame. Fill it only when the slot is free: before its first run, or once
+ * the output of its previous frame (tsr_deband_pipe_wait) has been consumed. */
+tsr_frame *tsr_deband_pipe_slot(tsr_deband_pipe *pp, int k);
+/* Process slot k's input as frame number frame_index (dynamic grain): on the CPU now (threaded),
+ * on CUDA queued on the slot's stream. */
+tsr_status tsr_deband_pipe_run(tsr_deband_pipe *pp, int k, int frame_index);
+/* Wait for slot k's run to finish; *out (may be NULL) receives its output frame, valid until the
+ * slot runs again. May be called on another thread than _run as long as the two calls are for
+ * different slots and each _wait follows its _run (e.g. ordered by a mutex). */
+tsr_status tsr_deband_pipe_wait(tsr_deband_pipe *pp, int k, const tsr_frame **out);
 /* The host frame to fill with the next input. *done receives the oldest finished output when the
  * slot had one (write it out before the next call), else NULL. */
 tsr_status tsr_deband_pipe_input(tsr_deband_pipe *pp, tsr_frame **in, const tsr_frame **done);

@@ -3,6 +3,7 @@
  * images and the frame pipe. */
 #include "test.h"
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -519,6 +520,96 @@ TEST(test_deband_pipe)
         CHECK_EQ(got, 7);
         tsr_deband_pipe_close(pp);
         for (int i = 0; i < 7; i++) tsr_frame_free(&src[i]);
+    }
+}
+
+/* The slot interface driven as the CLI drives it: this thread fills and runs frame n in slot
+ * n % slots, a second thread waits for each output in order and keeps a copy; 'ran' and 'kept'
+ * (under the lock) say which slots are free. */
+typedef struct db_slots_job {
+    tsr_deband_pipe *pp;
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    int nslots, frames, ran, kept;
+    tsr_frame *got;
+    tsr_status status;
+} db_slots_job;
+
+/* The waiting side: wait for frame n's slot once it has run, copy its output, free the slot. */
+static void *db_slots_waiter(void *arg)
+{
+    db_slots_job *j = arg;
+    for (int n = 0; n < j->frames; n++) {
+        const tsr_frame *out = NULL;
+        tsr_status s;
+        pthread_mutex_lock(&j->lock);
+        while (j->ran <= n) pthread_cond_wait(&j->changed, &j->lock);
+        pthread_mutex_unlock(&j->lock);
+        s = tsr_deband_pipe_wait(j->pp, n % j->nslots, &out);
+        if (!s) s = tsr_frame_copy(out, &j->got[n], NULL);
+        pthread_mutex_lock(&j->lock);
+        if (s && !j->status) j->status = s;
+        j->kept = n + 1;
+        pthread_cond_broadcast(&j->changed);
+        pthread_mutex_unlock(&j->lock);
+    }
+    return NULL;
+}
+
+TEST(test_deband_pipe_slots)
+{
+    enum { N = 11 };   /* more frames than slots: every slot is reused */
+    tsr_deband_params p;
+    int kinds = tsr_cuda_available() ? 2 : 1;
+    tsr_deband_defaults(&p);
+    p.dynamic_grain = 1;   /* frame numbers must reach the right frames */
+    p.output_depth = 9;
+    for (int k = 0; k < kinds; k++) {
+        tsr_exec ex = {k ? TSR_BACKEND_CUDA : TSR_BACKEND_CPU, NULL, NULL, 0};
+        tsr_frame src[N], got[N];
+        db_slots_job j;
+        pthread_t th;
+        memset(&j, 0, sizeof j);
+        CHECK_OK(tsr_deband_pipe_open(&j.pp, 45, 33, TSR_CHROMA_420, 10, &p, &ex));
+        if (!j.pp) continue;
+        j.nslots = tsr_deband_pipe_slots(j.pp);
+        CHECK(j.nslots >= 3);
+        CHECK(tsr_deband_pipe_slot(j.pp, j.nslots) == NULL && tsr_deband_pipe_slot(j.pp, -1) == NULL);
+        CHECK(tsr_deband_pipe_run(j.pp, j.nslots, 0) == TSR_E_ARG);
+        for (int i = 0; i < N; i++) {
+            src[i] = db_make(45, 33, TSR_CHROMA_420, 10, (unsigned)i * 3);
+            CHECK_OK(tsr_frame_create(&got[i], 45, 33, TSR_CHROMA_420, 9, TSR_HOST));
+        }
+        j.frames = N, j.got = got;
+        pthread_mutex_init(&j.lock, NULL);
+        pthread_cond_init(&j.changed, NULL);
+        CHECK(pthread_create(&th, NULL, db_slots_waiter, &j) == 0);
+        for (int n = 0; n < N; n++) {
+            tsr_status s;
+            pthread_mutex_lock(&j.lock);
+            while (n - j.kept >= j.nslots) pthread_cond_wait(&j.changed, &j.lock);   /* slot still in use */
+            pthread_mutex_unlock(&j.lock);
+            CHECK_OK(tsr_frame_copy(&src[n], tsr_deband_pipe_slot(j.pp, n % j.nslots), NULL));
+            s = tsr_deband_pipe_run(j.pp, n % j.nslots, n);
+            CHECK_OK(s);
+            pthread_mutex_lock(&j.lock);
+            j.ran = n + 1;
+            pthread_cond_broadcast(&j.changed);
+            pthread_mutex_unlock(&j.lock);
+        }
+        pthread_join(th, NULL);
+        CHECK_OK(j.status);
+        for (int n = 0; n < N; n++) {
+            tsr_frame ref;
+            CHECK_OK(db_run("reference", &src[n], &ref, &p, n));
+            CHECK_MSG(db_diff(&ref, &got[n]) < 0, "%s slot pipe: frame %d differs", k ? "cuda" : "cpu", n);
+            tsr_frame_free(&ref);
+            tsr_frame_free(&src[n]);
+            tsr_frame_free(&got[n]);
+        }
+        pthread_cond_destroy(&j.changed);
+        pthread_mutex_destroy(&j.lock);
+        tsr_deband_pipe_close(j.pp);
     }
 }
 

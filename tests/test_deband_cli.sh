@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Command-line tests of 'tessera deband': pipes and files, bit-exact backends and variants,
-# errors with their exit codes, truncated streams, no partial output files.
+# errors with their exit codes, truncated streams, no partial output files, the three-thread
+# stream (order, frames before a failure written, errors with frames in flight, no hang), an
+# existing FIFO or device as OUT.
 # Prints "deband-cli: N passed, N failed, N skipped" last; exits non-zero on failure.
 set -u
 cd "$(dirname "$0")/.."
@@ -118,6 +120,139 @@ if "$T" --quiet deband tests/data/deband/coffee.png "$D/c.png" && "$T" info "$D/
 if cmp -s "$D/c.png" "$D/cr.png" || ! "$T" --quiet --backend cpu deband tests/data/deband/coffee.png "$D/cf.png" ||
    cmp -s "$D/cf.png" "$D/cr.png"; then ok; else bad "PNG: fast and reference differ"; fi
 check_err 3 "" "$T" --quiet deband tests/test_deband_cli.sh "$D/x.png"
+
+# 11. streams run on three threads (reader, processing, writer) through a ring of slots: frames
+# stay in order, the frames before a failure are all written, errors end the run cleanly.
+# Every run has a time limit: a stage left waiting would hang instead of failing.
+TO="timeout 60"
+make_y4m 24 14 11 420 1 > "$D/m11.y4m"    # more frames than slots: every slot is reused
+hdr=$(head -1 "$D/m11.y4m" | wc -c) fsz=$(( 6 + 24 * 14 + 2 * 12 * 7 ))
+$TO "$T" --quiet deband - - < "$D/m11.y4m" > "$D/m11.out"
+# 11a. the stream's output, frame by frame, is each frame debanded alone (no dynamic grain)
+: > "$D/m11.cat"
+for ((i = 0; i < 11; i++)); do
+    { head -1 "$D/m11.y4m"; tail -c +$((hdr + i * fsz + 1)) "$D/m11.y4m" | head -c $fsz; } > "$D/one.y4m"
+    $TO "$T" --quiet deband "$D/one.y4m" "$D/one.out" && tail -c +$((hdr + 1)) "$D/one.out" >> "$D/m11.cat"
+done
+if [[ $(stat -c %s "$D/m11.out") == $(stat -c %s "$D/m11.y4m") ]] &&
+   cmp -s <(tail -c +$((hdr + 1)) "$D/m11.out") "$D/m11.cat"; then ok
+else bad "11 frames through the slots: not each frame's own result, in order"; fi
+$TO "$T" --quiet deband --dynamic-grain --output-depth 8 - - < "$D/m11.y4m" > "$D/dg1.y4m"
+$TO "$T" --quiet deband --dynamic-grain --output-depth 8 "$D/m11.y4m" "$D/dg2.y4m"
+if [[ -s $D/dg1.y4m ]] && cmp -s "$D/dg1.y4m" "$D/dg2.y4m"; then ok; else bad "dynamic grain: pipe and file differ"; fi
+
+# 11b. a truncated last frame through pipes: frames 0-9 (in flight when the reader fails) are all
+# written, then the one-line error with the frame number
+size=$(stat -c %s "$D/m11.y4m")
+head -c $((size - 50)) "$D/m11.y4m" | $TO "$T" --quiet deband - - > "$D/t.out" 2> "$D/err"
+rc=$?
+if [[ $rc == 3 ]] && [[ $(cat "$D/err") == "tessera: deband: frame 10: truncated (454 of 504 bytes)" ]] &&
+   cmp -s "$D/t.out" <(head -c $((hdr + 10 * fsz)) "$D/m11.out"); then ok
+else bad "truncated last frame on stdout: rc $rc, '$(cat "$D/err")', $(stat -c %s "$D/t.out") bytes (wanted $((hdr + 10 * fsz)))"; fi
+# ... and to a file: no file, the existing one untouched, no temporary left
+echo keep > "$D/existing.y4m"
+head -c $((size - 50)) "$D/m11.y4m" > "$D/t11.y4m"
+check_err 3 "frame 10: truncated (454 of 504 bytes)" $TO "$T" --quiet deband "$D/t11.y4m" "$D/existing.y4m"
+if [[ $(cat "$D/existing.y4m") == keep ]] && ! ls "$D"/.tessera-* > /dev/null 2>&1; then ok
+else bad "a truncated 11-frame stream replaced the output or left a temporary file"; fi
+
+# 11c. an error in the middle (a broken FRAME marker at frame 6) with frames in flight
+{ head -c $((hdr + 6 * fsz)) "$D/m11.y4m"; printf 'FRAMX'; tail -c +$((hdr + 6 * fsz + 6)) "$D/m11.y4m"; } > "$D/bad6.y4m"
+$TO "$T" --quiet deband - - < "$D/bad6.y4m" > "$D/b.out" 2> "$D/err"
+rc=$?
+if [[ $rc == 3 ]] && grep -q "^tessera: deband: frame 6: missing FRAME marker" "$D/err" && [[ $(wc -l < "$D/err") == 1 ]] &&
+   cmp -s "$D/b.out" <(head -c $((hdr + 6 * fsz)) "$D/m11.out"); then ok
+else bad "bad marker at frame 6: rc $rc, '$(cat "$D/err")', $(stat -c %s "$D/b.out") bytes"; fi
+check_err 3 "frame 6: missing FRAME marker" $TO "$T" --quiet deband "$D/bad6.y4m" "$D/existing.y4m"
+if [[ $(cat "$D/existing.y4m") == keep ]] && ! ls "$D"/.tessera-* > /dev/null 2>&1; then ok
+else bad "a broken 11-frame stream replaced the output or left a temporary file"; fi
+
+# 11d. an empty stream and a header without frames (stdin/stdout and files)
+check_err 3 "stdin: empty input (no y4m header)" $TO "$T" --quiet deband - - < /dev/null
+if [[ ! -s $D/out ]]; then ok; else bad "empty input wrote something"; fi
+: > "$D/empty.y4m"
+check_err 3 "empty.y4m: empty file" $TO "$T" --quiet deband "$D/empty.y4m" "$D/e.y4m"
+head -1 "$D/m11.y4m" > "$D/hdr.y4m"
+if $TO "$T" --quiet deband - - < "$D/hdr.y4m" > "$D/h1.y4m" && $TO "$T" --quiet deband "$D/hdr.y4m" "$D/h2.y4m" &&
+   cmp -s "$D/h1.y4m" "$D/hdr.y4m" && cmp -s "$D/h2.y4m" "$D/hdr.y4m"; then ok
+else bad "a header without frames: not the header alone"; fi
+
+# 11e. tiny frames (1x1, 2x1), more of them than slots
+for sz in "1 1" "2 1"; do
+    make_y4m $sz 9 420 1 > "$D/tiny.y4m"
+    if $TO "$T" --quiet deband - - < "$D/tiny.y4m" > "$D/tp.y4m" && $TO "$T" --quiet deband "$D/tiny.y4m" "$D/tf.y4m" &&
+       cmp -s "$D/tp.y4m" "$D/tf.y4m" && [[ $(stat -c %s "$D/tp.y4m") == $(stat -c %s "$D/tiny.y4m") ]] &&
+       [[ $(grep -c FRAME "$D/tp.y4m") == 9 ]]; then ok
+    else bad "tiny frames ($sz): pipe and file differ or frames lost"; fi
+done
+
+# 11f. large frames (1280x720 16-bit: 2.7 MB, more than the stdio buffer and the pipe's), 6 frames,
+# through pipes on both sides against file to file; truncated in the middle of frame 3
+lw=1280 lh=720 lfs=$(( 6 + 1280 * 720 * 3 ))
+{ printf 'YUV4MPEG2 W%d H%d F25:1 Ip C420p16\n' $lw $lh
+  for ((i = 0; i < 6; i++)); do printf 'FRAME\n'; head -c $((lfs - 6)) /dev/urandom; done; } > "$D/big.y4m"
+lhdr=$(head -1 "$D/big.y4m" | wc -c)
+$TO "$T" --quiet deband "$D/big.y4m" "$D/bigf.y4m"
+cat "$D/big.y4m" | $TO "$T" --quiet deband - - | cat > "$D/bigp.y4m"
+if [[ $(stat -c %s "$D/bigp.y4m") == $(stat -c %s "$D/big.y4m") ]] && cmp -s "$D/bigp.y4m" "$D/bigf.y4m"; then ok
+else bad "large frames: pipe and file differ"; fi
+head -c $((lhdr + 3 * lfs + 1000000)) "$D/big.y4m" | $TO "$T" --quiet deband - - > "$D/bt.out" 2> "$D/err"
+rc=$?
+if [[ $rc == 3 ]] && [[ $(cat "$D/err") == "tessera: deband: frame 3: truncated ($((1000000 - 6)) of $((lfs - 6)) bytes)" ]] &&
+   cmp -s "$D/bt.out" <(head -c $((lhdr + 3 * lfs)) "$D/bigf.y4m"); then ok
+else bad "large frames truncated in frame 3: rc $rc, '$(cat "$D/err")', $(stat -c %s "$D/bt.out") bytes"; fi
+
+# 11g. a reader error while the writer runs: the consumer is slow, so the writer is still writing
+# frame 0 when the reader meets the cut; every frame before it still arrives
+head -c $((lhdr + 3 * lfs + 1000)) "$D/big.y4m" | $TO "$T" --quiet deband - - 2> "$D/err" | { sleep 1; cat; } > "$D/bs.out"
+rc=${PIPESTATUS[1]}
+if [[ $rc == 3 ]] && grep -q "frame 3: truncated" "$D/err" && cmp -s "$D/bs.out" <(head -c $((lhdr + 3 * lfs)) "$D/bigf.y4m"); then ok
+else bad "reader error behind a slow writer: rc $rc, '$(cat "$D/err")', $(stat -c %s "$D/bs.out") bytes"; fi
+# ... and a slow producer (a pause in the middle of frame 2): the same output as from the file
+{ head -c $((lhdr + 2 * lfs + 5000)) "$D/big.y4m"; sleep 1; tail -c +$((lhdr + 2 * lfs + 5001)) "$D/big.y4m"; } |
+    $TO "$T" --quiet deband - - > "$D/bw.out"
+if cmp -s "$D/bw.out" "$D/bigf.y4m"; then ok; else bad "a pausing producer changed the output"; fi
+
+# 11h. write errors end the run while the reader still has frames to read: /dev/full (one line,
+# the errno's words, exit 1) and a consumer that leaves (broken pipe); neither may hang
+cat "$D/big.y4m" "$D/big.y4m" | $TO "$T" --quiet deband - - > /dev/full 2> "$D/err"
+rc=${PIPESTATUS[1]}
+if [[ $rc == 1 ]] && grep -q "No space left on device" "$D/err" && [[ $(wc -l < "$D/err") == 1 ]]; then ok
+else bad "stdout on /dev/full: rc $rc, '$(cat "$D/err")'"; fi
+$TO "$T" --quiet deband "$D/big.y4m" - 2> "$D/err" | head -c 1000 > /dev/null
+rc=${PIPESTATUS[0]}
+if [[ $rc == 1 ]] && grep -q "Broken pipe" "$D/err" && [[ $(wc -l < "$D/err") == 1 ]]; then ok
+else bad "consumer gone: rc $rc, '$(cat "$D/err")'"; fi
+
+# 11i. --time reports the reader's and the writer's own times
+if $TO "$T" --quiet --time deband "$D/m11.y4m" "$D/tm.y4m" 2>&1 | grep -q 'kernel .* ms/frame, read .* ms/frame and write .* ms/frame'; then ok
+else bad "--time line"; fi
+
+# 12. an OUT that exists and is not a regular file is written in place, never replaced by a file:
+# a FIFO (its reader gets the stream), and device nodes (made here: root only, else skipped)
+mkfifo "$D/fifo"
+{ timeout 60 cat "$D/fifo" > "$D/fifo.out"; } &
+reader=$!
+$TO "$T" --quiet deband "$D/m11.y4m" "$D/fifo"
+rc=$?
+if [[ -p $D/fifo ]]; then wait $reader; else kill $reader 2> /dev/null; wait $reader 2> /dev/null; fi
+if [[ $rc == 0 && -p $D/fifo ]] && cmp -s "$D/fifo.out" "$D/m11.out"; then ok
+else bad "FIFO as OUT: rc $rc, still a FIFO: $([[ -p $D/fifo ]] && echo yes || echo no)"; fi
+if mknod "$D/full" c 1 7 2> /dev/null && mknod "$D/null" c 1 3 2> /dev/null && : 2> /dev/null > "$D/null"; then
+    check_err 1 "No space left on device" $TO "$T" --quiet deband "$D/m11.y4m" "$D/full"
+    if $TO "$T" --quiet deband "$D/m11.y4m" "$D/null" && [[ -c $D/full && -c $D/null ]]; then ok
+    else bad "device nodes as OUT were replaced or failed"; fi
+else
+    skipped "device nodes as OUT (mknod needs root and a file system that allows devices)"
+fi
+
+# 13. CUDA: the 11-frame stream with dynamic grain, the pipe against the CPU
+if "$T" list 2>/dev/null | grep -q '^CUDA: .*compiled in; no usable' || ! "$T" --backend cuda --quiet deband "$D/a8.y4m" "$D/c.y4m" 2>/dev/null; then
+    skipped "no CUDA device for the 11-frame stream"
+else
+    $TO "$T" --quiet --backend cuda deband --dynamic-grain --output-depth 8 - - < "$D/m11.y4m" > "$D/dgc.y4m"
+    if cmp -s "$D/dg1.y4m" "$D/dgc.y4m"; then ok; else bad "11-frame stream: cuda and cpu differ"; fi
+fi
 
 echo "deband-cli: $pass passed, $fail failed, $skip skipped"
 [[ $fail == 0 ]]

@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "../core/internal.h"
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stddef.h>
@@ -54,7 +55,8 @@ int tsr_cli_is_y4m(const char *path)
     return n == sizeof head && !memcmp(head, "YUV4MPEG2", 9);
 }
 
-/* An output stream: stdout, or a temporary file beside 'path' renamed over it by tsr__out_commit. */
+/* An output stream: stdout, an existing device or FIFO, or a temporary file beside 'path' renamed
+ * over it by tsr__out_close. */
 typedef struct tsr__out {
     FILE *f;
     char tmp[4096];
@@ -62,16 +64,25 @@ typedef struct tsr__out {
     int slot;       /* tsr__temp_register's slot: a signal mid-stream removes the temporary file */
 } tsr__out;
 
-/* Open OUT: stdout for "-", else a temporary file beside it (made 0666 & ~umask). */
+/* Open OUT: stdout for "-"; an existing OUT that is not a regular file (a device such as
+ * /dev/null or /dev/full, a FIFO) in place, since renaming a file over it would replace the
+ * device or FIFO itself (as root, even in /dev); else a temporary file beside it (made
+ * 0666 & ~umask). */
 static tsr_status tsr__out_open(tsr__out *o, const char *path)
 {
     const char *slash = strrchr(path, '/');
+    struct stat st;
     int fd;
     o->path = path;
     o->tmp[0] = 0;
     o->slot = -1;
     if (!strcmp(path, "-")) {
         o->f = stdout;
+        return TSR_OK;
+    }
+    if (!stat(path, &st) && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {   /* a folder fails at the rename */
+        if (!(o->f = fopen(path, "wb"))) return tsr__fail(TSR_E_IO, "%s: %s", path, strerror(errno));
+        setvbuf(o->f, NULL, _IOFBF, 1 << 20);
         return TSR_OK;
     }
     if (snprintf(o->tmp, sizeof o->tmp, "%.*s.tessera-XXXXXX", slash ? (int)(slash - path + 1) : 0, path) >=
@@ -105,6 +116,12 @@ static tsr_status tsr__out_close(tsr__out *o, int ok)
         o->f = NULL;
         return s;
     }
+    if (!o->tmp[0]) {   /* a device or FIFO written in place: nothing to sync, rename or remove */
+        if (ok && fflush(o->f)) s = tsr__fail(TSR_E_IO, "%s: write failed: %s", o->path, strerror(errno));
+        if (fclose(o->f) && ok && !s) s = tsr__fail(TSR_E_IO, "%s: %s", o->path, strerror(errno));
+        o->f = NULL;
+        return s;
+    }
     if (ok && (fflush(o->f) || fsync(fileno(o->f))))
         s = tsr__fail(TSR_E_IO, "%s: write failed: %s", o->path, strerror(errno));
     if (fclose(o->f) && ok && !s) s = tsr__fail(TSR_E_IO, "%s: %s", o->path, strerror(errno));
@@ -124,44 +141,151 @@ static void tsr__deband_report(const tsr_cli_common *c, const tsr_deband_variant
     tsr_cli_report_backend(c, "deband", &v, asked);
 }
 
-/* A finished frame written by a second thread while the main thread reads the next one: the
- * two pipes (in and out) then move bytes at the same time instead of in turn. The frame (the
- * pipe's output slot) stays untouched until tsr__writer_join returns; the writer owns out->f
- * meanwhile. */
-typedef struct tsr__writer {
-    pthread_t th;
-    FILE *f;
-    const tsr_frame *frame;
-    tsr_status status;
-    char msg[256];
-    int running;
-} tsr__writer;
+/* A y4m stream on three threads: the reader parses frames into the pipe's slots ahead of the
+ * processing, the calling thread runs them through the pipe (CPU: the threaded deband; CUDA:
+ * upload, kernels and download queued on the slot's stream), and the writer waits for each output
+ * and writes it. Frame n lives in slot n % nslots from its read to the end of its write, so at most
+ * nslots frames are in memory and every stage works in frame order. One mutex and one condition
+ * variable guard the counters; every change is broadcast (three threads at most, each waiting for
+ * one thing, so no wake-up is worth targeting) and nobody spins.
+ * The stream ends at 'end': the frame count at a clean end of input, or the first frame that a
+ * stage failed on. Every stage stops there, so the frames before a failure are still processed
+ * and written (a consumer of stdout gets them all), and the error reported is the earliest
+ * frame's, whichever thread found it first. */
+typedef struct tsr__flow {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    tsr_deband_pipe *pp;
+    const tsr_y4m_info *info;
+    FILE *in, *out;
+    int nslots;
+    int read, run, written;     /* frames through each stage */
+    int end;                    /* INT_MAX until the end is known */
+    tsr_status status;          /* why the stream ended at 'end' (TSR_OK: end of input) */
+    char msg[512];              /* the failing thread's tsr_last_error() */
+    double read_ms, write_ms;   /* each touched by its own thread only, read after the joins */
+} tsr__flow;
 
-static void *tsr__writer_main(void *arg)
+/* End the stream after frame n-1 with status s (TSR_OK: clean end of input) unless it already
+ * ends earlier; s's message is taken from the calling thread. Called with the lock held. */
+static void tsr__flow_end(tsr__flow *f, int n, tsr_status s)
 {
-    tsr__writer *w = (tsr__writer *)arg;
-    w->status = tsr_y4m_write_frame(w->f, w->frame);
-    if (w->status) snprintf(w->msg, sizeof w->msg, "%s", tsr_last_error());
-    return NULL;
+    if (n >= f->end) return;   /* a failure past the end changes nothing */
+    f->end = n;
+    f->status = s;
+    snprintf(f->msg, sizeof f->msg, "%s", s ? tsr_last_error() : "");
+    pthread_cond_broadcast(&f->changed);
 }
 
-/* Start writing 'frame' to f on the writer thread (or here, if no thread can be started). */
-static tsr_status tsr__writer_start(tsr__writer *w, FILE *f, const tsr_frame *frame)
+/* Wait until frame n is ready for a stage (*counter > n, with 'ahead' slots of room: the reader
+ * needs frame n - nslots written) or the stream ends before it; 1 when the stage may go on.
+ * Called with the lock held. */
+static int tsr__flow_wait(tsr__flow *f, int n, const int *counter, int ahead)
 {
-    w->f = f, w->frame = frame, w->status = TSR_OK, w->msg[0] = 0;
-    if (pthread_create(&w->th, NULL, tsr__writer_main, w)) return tsr_y4m_write_frame(f, frame);
-    w->running = 1;
-    return TSR_OK;
+    while (n < f->end && n >= *counter + ahead) pthread_cond_wait(&f->changed, &f->lock);
+    return n < f->end;
 }
 
-/* Wait for the write started last (if any); its status, with its message made this thread's. */
-static tsr_status tsr__writer_join(tsr__writer *w)
+/* Mark frame n done by a stage: *counter = n + 1, or the stream's end at n when s failed. */
+static void tsr__flow_done(tsr__flow *f, int n, int *counter, tsr_status s)
 {
-    if (!w->running) return TSR_OK;
-    pthread_join(w->th, NULL);
-    w->running = 0;
-    if (w->status) tsr__fail(w->status, "%s", w->msg);
-    return w->status;
+    pthread_mutex_lock(&f->lock);
+    if (s) tsr__flow_end(f, n, s);
+    else if (n < f->end) {
+        *counter = n + 1;
+        pthread_cond_broadcast(&f->changed);
+    }
+    pthread_mutex_unlock(&f->lock);
+}
+
+/* The reader: frames into free slots until the end of input, a read error or the stream's end. */
+static void *tsr__flow_reader(void *arg)
+{
+    tsr__flow *f = (tsr__flow *)arg;
+    for (int n = 0;; n++) {
+        tsr_status s;
+        int eof = 0, go;
+        double t0;
+        pthread_mutex_lock(&f->lock);
+        go = tsr__flow_wait(f, n, &f->written, f->nslots);
+        pthread_mutex_unlock(&f->lock);
+        if (!go) return NULL;
+        t0 = tsr_cli_now();
+        s = tsr_y4m_read_frame(f->in, f->info, tsr_deband_pipe_slot(f->pp, n % f->nslots), n, &eof);
+        f->read_ms += (tsr_cli_now() - t0) * 1e3;
+        if (eof) {
+            pthread_mutex_lock(&f->lock);
+            tsr__flow_end(f, n, TSR_OK);
+            pthread_mutex_unlock(&f->lock);
+            return NULL;
+        }
+        tsr__flow_done(f, n, &f->read, s);
+        if (s) return NULL;
+    }
+}
+
+/* The writer: each processed frame, waited for, to OUT in order, until the stream's end. */
+static void *tsr__flow_writer(void *arg)
+{
+    tsr__flow *f = (tsr__flow *)arg;
+    for (int n = 0;; n++) {
+        const tsr_frame *done = NULL;
+        tsr_status s;
+        int go;
+        double t0;
+        pthread_mutex_lock(&f->lock);
+        go = tsr__flow_wait(f, n, &f->run, 0);
+        pthread_mutex_unlock(&f->lock);
+        if (!go) return NULL;
+        s = tsr_deband_pipe_wait(f->pp, n % f->nslots, &done);
+        t0 = tsr_cli_now();
+        if (!s) s = tsr_y4m_write_frame(f->out, done);
+        f->write_ms += (tsr_cli_now() - t0) * 1e3;
+        tsr__flow_done(f, n, &f->written, s);
+        if (s) return NULL;
+    }
+}
+
+/* Run the stream's frames from f->in to f->out: reader and writer threads around the processing
+ * on this thread. Returns the number of frames (>= 0) when every frame was read, processed and
+ * written, else -1 with the earliest failure as this thread's error and *status. All threads
+ * have ended when it returns. */
+static int tsr__flow_run(tsr__flow *f, int show, double t0, tsr_status *status)
+{
+    pthread_t reader, writer;
+    int e;
+    double last = t0;
+    if ((e = pthread_create(&writer, NULL, tsr__flow_writer, f))) {
+        *status = tsr__fail(TSR_E_NOMEM, "cannot start the writer thread: %s", strerror(e));
+        return -1;
+    }
+    if ((e = pthread_create(&reader, NULL, tsr__flow_reader, f))) {
+        pthread_mutex_lock(&f->lock);
+        tsr__fail(TSR_E_NOMEM, "cannot start the reader thread: %s", strerror(e));
+        tsr__flow_end(f, 0, TSR_E_NOMEM);
+        pthread_mutex_unlock(&f->lock);
+        pthread_join(writer, NULL);
+    } else {
+        for (int n = 0;; n++) {
+            int go;
+            pthread_mutex_lock(&f->lock);
+            go = tsr__flow_wait(f, n, &f->read, 0);
+            pthread_mutex_unlock(&f->lock);
+            if (!go) break;
+            tsr__flow_done(f, n, &f->run, tsr_deband_pipe_run(f->pp, n % f->nslots, n));
+            if (show && tsr_cli_now() - last >= 1.0) {
+                last = tsr_cli_now();
+                fprintf(stderr, "\rtessera: deband: frame %d, %.1f fps ", n + 1, (n + 1) / (last - t0));
+            }
+        }
+        pthread_join(reader, NULL);
+        pthread_join(writer, NULL);
+    }
+    if ((*status = f->status)) {
+        tsr__fail(f->status, "%s", f->msg);
+        return -1;
+    }
+    return f->end;
 }
 
 /* A y4m stream from IN to OUT through the frame pipe. */
@@ -171,10 +295,10 @@ static int tsr__deband_stream(const tsr__deband_cli *o, tsr_cli_common *c, const
     tsr_y4m_info info;
     tsr_deband_pipe *pp = NULL;
     tsr__out out = {0};
-    tsr__writer wr = {0};
+    tsr__flow flow;
     tsr_status s;
     int frames = 0, out_bits, show = o->progress || isatty(2);
-    double t0 = tsr_cli_now(), last = t0, io_ms = 0;
+    double t0 = tsr_cli_now();
     tsr_backend asked = c->exec.backend;
 
     if (!in) {
@@ -188,50 +312,33 @@ static int tsr__deband_stream(const tsr__deband_cli *o, tsr_cli_common *c, const
     if ((s = tsr_deband_pipe_open(&pp, info.width, info.height, info.chroma, info.bits, &o->p, &c->exec))) goto fail;
     if ((s = tsr__out_open(&out, outpath))) goto fail;
     if ((s = tsr_y4m_write_header(out.f, &info, out_bits))) goto fail;
-    for (;;) {
-        tsr_frame *slot;
-        const tsr_frame *done;
-        int eof;
-        double a;
-        if ((s = tsr_deband_pipe_input(pp, &slot, &done))) goto fail;
-        a = tsr_cli_now();
-        /* slot (an input frame) and done (an output frame) never share memory */
-        if (done && (s = tsr__writer_start(&wr, out.f, done))) goto fail;
-        s = tsr_y4m_read_frame(in, &info, slot, frames, &eof);
-        {
-            tsr_status ws = tsr__writer_join(&wr);   /* before the slot's output is reused */
-            if (!s) s = ws;
-        }
-        if (s) goto fail;
-        io_ms += (tsr_cli_now() - a) * 1e3;
-        if (eof) break;
-        if ((s = tsr_deband_pipe_submit(pp, frames))) goto fail;
-        frames++;
-        if (show && tsr_cli_now() - last >= 1.0) {
-            last = tsr_cli_now();
-            fprintf(stderr, "\rtessera: deband: frame %d, %.1f fps ", frames, frames / (last - t0));
-        }
-    }
-    for (;;) {
-        const tsr_frame *done;
-        if ((s = tsr_deband_pipe_drain(pp, &done))) goto fail;
-        if (!done) break;
-        if ((s = tsr_y4m_write_frame(out.f, done))) goto fail;
+    memset(&flow, 0, sizeof flow);
+    pthread_mutex_init(&flow.lock, NULL);
+    pthread_cond_init(&flow.changed, NULL);
+    flow.pp = pp, flow.info = &info, flow.in = in, flow.out = out.f;
+    flow.nslots = tsr_deband_pipe_slots(pp);
+    flow.end = INT_MAX;
+    frames = tsr__flow_run(&flow, show, t0, &s);
+    pthread_cond_destroy(&flow.changed);
+    pthread_mutex_destroy(&flow.lock);
+    if (frames < 0) {
+        frames = flow.run;   /* for the progress line's newline */
+        goto fail;
     }
     if ((s = tsr__out_close(&out, 1))) goto fail;
     if (show) fprintf(stderr, "\rtessera: deband: %d frames, %.1f fps\n", frames, frames / (tsr_cli_now() - t0 + 1e-9));
     tsr__deband_report(c, tsr_deband_pipe_variant(pp), asked);
     if (c->time)
-        fprintf(stderr, "tessera: deband time: %d frames in %.3f s, kernel %.3f ms/frame, read and write (overlapped) %.3f ms/frame\n",
+        fprintf(stderr, "tessera: deband time: %d frames in %.3f s, kernel %.3f ms/frame, read %.3f ms/frame and write "
+                "%.3f ms/frame (each on its own thread, overlapping the processing)\n",
                 frames, tsr_cli_now() - t0, tsr_deband_pipe_kernel_ms(pp) / (frames ? frames : 1),
-                io_ms / (frames ? frames : 1));
+                flow.read_ms / (frames ? frames : 1), flow.write_ms / (frames ? frames : 1));
     tsr_deband_pipe_close(pp);
     if (in != stdin) fclose(in);
     return 0;
 fail:
     {
         int rc;
-        tsr__writer_join(&wr);   /* never running here; kept so no path can leave it running */
         if (show && frames) fputc('\n', stderr);
         rc = tsr_cli_fail("deband", s);
         tsr__out_close(&out, 0);

@@ -780,18 +780,19 @@ tsr_status tsr_frame_to_image(const tsr_frame *src, tsr_image *dst, tsr_frame_vi
 
 /* ---------------------------------------------------------------- pipe */
 
-#define TSR__DB_SLOTS 3
-
 struct tsr_deband_pipe {
     const tsr_deband_variant_info *v;
     tsr_deband_params p;
     tsr_exec ex;
     int width, height, chroma, bits, out_bits, nslots;
     tsr_frame in[TSR__DB_SLOTS], out[TSR__DB_SLOTS];
+    /* Processing time per slot: one field per slot, so that _run and _wait on two threads (for
+     * two slots) never write the same one. */
+    double slot_ms[TSR__DB_SLOTS];
+    /* The one-thread interface (_input, _submit, _drain) on top of the slots. */
     int busy[TSR__DB_SLOTS];
     long long submitted, finished;  /* frames queued, frames handed back */
     int filling;                    /* slot handed out by _input and not yet submitted (-1) */
-    double kernel_ms;
     void *cuda;                     /* the CUDA side's streams and buffers */
 };
 
@@ -808,21 +809,22 @@ tsr_status tsr_deband_pipe_open(tsr_deband_pipe **pp, int width, int height, int
     d->p = *p, d->ex = *ex, d->width = width, d->height = height, d->chroma = chroma, d->bits = bits;
     d->out_bits = p->output_depth ? p->output_depth : bits;
     d->filling = -1;
+    d->nslots = TSR__DB_SLOTS;
     if (!(d->v = tsr__db_choose(ex, TSR_HOST, chroma, &s))) {
         free(d);
         return s;
     }
     if (d->v->backend == TSR_BACKEND_CUDA) {
 #ifdef TSR_HAVE_CUDA
-        d->nslots = TSR__DB_SLOTS;
         s = tsr__deband_cuda_pipe_open(&d->cuda, width, height, chroma, bits, d->out_bits, d->nslots, d->in, d->out);
 #else
         s = tsr__fail(TSR_E_NO_DEVICE, "deband: this build has no CUDA support");
 #endif
     } else {
-        d->nslots = 1;
-        s = tsr_frame_create(&d->in[0], width, height, chroma, bits, TSR_HOST);
-        if (!s) s = tsr_frame_create(&d->out[0], width, height, chroma, d->out_bits, TSR_HOST);
+        for (int k = 0; k < d->nslots && !s; k++) {
+            s = tsr_frame_create(&d->in[k], width, height, chroma, bits, TSR_HOST);
+            if (!s) s = tsr_frame_create(&d->out[k], width, height, chroma, d->out_bits, TSR_HOST);
+        }
     }
     if (s) {
         tsr_deband_pipe_close(d);
@@ -834,42 +836,17 @@ tsr_status tsr_deband_pipe_open(tsr_deband_pipe **pp, int width, int height, int
     return TSR_OK;
 }
 
-/* Wait for slot k's frame (CUDA) and mark it handed back. */
-static tsr_status tsr__db_pipe_finish(tsr_deband_pipe *d, int k)
+int tsr_deband_pipe_slots(const tsr_deband_pipe *d) { return d ? d->nslots : 0; }
+
+tsr_frame *tsr_deband_pipe_slot(tsr_deband_pipe *d, int k)
 {
-#ifdef TSR_HAVE_CUDA
-    if (d->cuda) {
-        double ms = 0;
-        tsr_status s = tsr__deband_cuda_pipe_wait(d->cuda, k, &ms);
-        if (s) return s;
-        d->kernel_ms += ms;
-    }
-#endif
-    d->busy[k] = 0;
-    d->finished++;
-    return TSR_OK;
+    return d && k >= 0 && k < d->nslots ? &d->in[k] : NULL;
 }
 
-tsr_status tsr_deband_pipe_input(tsr_deband_pipe *d, tsr_frame **in, const tsr_frame **done)
+tsr_status tsr_deband_pipe_run(tsr_deband_pipe *d, int k, int frame_index)
 {
-    int k = (int)(d->submitted % d->nslots);
-    *done = NULL;
-    if (d->busy[k]) {
-        tsr_status s = tsr__db_pipe_finish(d, k);
-        if (s) return s;
-        *done = &d->out[k];
-    }
-    d->filling = k;
-    *in = &d->in[k];
-    return TSR_OK;
-}
-
-tsr_status tsr_deband_pipe_submit(tsr_deband_pipe *d, int frame_index)
-{
-    int k = d->filling;
     tsr_status s;
-    if (k < 0) return tsr__fail(TSR_E_ARG, "tsr_deband_pipe_submit: no frame was taken with tsr_deband_pipe_input");
-    d->filling = -1;
+    if (!d || k < 0 || k >= d->nslots) return tsr__fail(TSR_E_ARG, "tsr_deband_pipe_run: no slot %d", k);
     if (d->cuda) {
 #ifdef TSR_HAVE_CUDA
         tsr__db_plane P[3];
@@ -889,9 +866,49 @@ tsr_status tsr_deband_pipe_submit(tsr_deband_pipe *d, int frame_index)
         s = tsr_deband_frame(&d->in[k], &d->out[k], &d->p, frame_index, &e);
         clock_gettime(CLOCK_MONOTONIC, &ts);
         t1 = ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
-        d->kernel_ms += t1 - t0;
+        d->slot_ms[k] += t1 - t0;
     }
-    if (s) return s;
+    return s;
+}
+
+tsr_status tsr_deband_pipe_wait(tsr_deband_pipe *d, int k, const tsr_frame **out)
+{
+    if (out) *out = NULL;
+    if (!d || k < 0 || k >= d->nslots) return tsr__fail(TSR_E_ARG, "tsr_deband_pipe_wait: no slot %d", k);
+#ifdef TSR_HAVE_CUDA
+    if (d->cuda) {
+        double ms = 0;
+        tsr_status s = tsr__deband_cuda_pipe_wait(d->cuda, k, &ms);
+        if (s) return s;
+        d->slot_ms[k] += ms;
+    }
+#endif
+    if (out) *out = &d->out[k];
+    return TSR_OK;
+}
+
+tsr_status tsr_deband_pipe_input(tsr_deband_pipe *d, tsr_frame **in, const tsr_frame **done)
+{
+    int k = (int)(d->submitted % d->nslots);
+    *done = NULL;
+    if (d->busy[k]) {
+        tsr_status s = tsr_deband_pipe_wait(d, k, done);
+        if (s) return s;
+        d->busy[k] = 0;
+        d->finished++;
+    }
+    d->filling = k;
+    *in = &d->in[k];
+    return TSR_OK;
+}
+
+tsr_status tsr_deband_pipe_submit(tsr_deband_pipe *d, int frame_index)
+{
+    int k = d->filling;
+    tsr_status s;
+    if (k < 0) return tsr__fail(TSR_E_ARG, "tsr_deband_pipe_submit: no frame was taken with tsr_deband_pipe_input");
+    d->filling = -1;
+    if ((s = tsr_deband_pipe_run(d, k, frame_index))) return s;
     d->busy[k] = 1;
     d->submitted++;
     return TSR_OK;
@@ -902,15 +919,22 @@ tsr_status tsr_deband_pipe_drain(tsr_deband_pipe *d, const tsr_frame **done)
     *done = NULL;
     if (d->finished < d->submitted) {
         int k = (int)(d->finished % d->nslots);
-        tsr_status s = tsr__db_pipe_finish(d, k);
+        tsr_status s = tsr_deband_pipe_wait(d, k, done);
         if (s) return s;
-        *done = &d->out[k];
+        d->busy[k] = 0;
+        d->finished++;
     }
     return TSR_OK;
 }
 
 const tsr_deband_variant_info *tsr_deband_pipe_variant(const tsr_deband_pipe *d) { return d ? d->v : NULL; }
-double tsr_deband_pipe_kernel_ms(const tsr_deband_pipe *d) { return d ? d->kernel_ms : 0; }
+
+double tsr_deband_pipe_kernel_ms(const tsr_deband_pipe *d)
+{
+    double ms = 0;
+    for (int k = 0; d && k < d->nslots; k++) ms += d->slot_ms[k];
+    return ms;
+}
 
 void tsr_deband_pipe_close(tsr_deband_pipe *d)
 {

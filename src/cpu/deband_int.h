@@ -20,7 +20,12 @@ void tsr__deband_setup(const tsr_frame *src, const tsr_deband_params *p, int fra
 tsr_status tsr__deband_cuda_run(int kind, const tsr_frame *src, tsr_frame *dst, const tsr__db_plane P[3],
                                 void *stream);
 
-/* The CUDA pipe: nslots slots, each with pinned host frames in[k] / out[k] (filled in here, not
+/* Slots of tsr_deband_pipe, on both backends. CUDA needs three for upload, kernel and download to
+ * overlap; a caller that reads, processes and writes on three threads (the CLI) needs one per
+ * stage, and the fourth lets the reader run a frame ahead so that an uneven pipe stalls no one. */
+#define TSR__DB_SLOTS 4
+
+/* The CUDA pipe: nslots (at most TSR__DB_SLOTS) slots, each with pinned host frames in[k] / out[k] (filled in here, not
  * owned by the caller), device frames, scratch and a stream of its own. */
 tsr_status tsr__deband_cuda_pipe_open(void **state, int width, int height, int chroma, int bits, int out_bits,
                                       int nslots, tsr_frame *in, tsr_frame *out);

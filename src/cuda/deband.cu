@@ -395,7 +395,7 @@ struct tsr__db_slot {
 struct tsr__db_cuda_pipe {
     int nslots;
     tsr_frame *in, *out;   /* the front end's pinned host frames */
-    tsr__db_slot slot[4];
+    tsr__db_slot slot[TSR__DB_SLOTS];
 };
 
 /* Pinned host frame of this shape. */
@@ -448,7 +448,10 @@ extern "C" tsr_status tsr__deband_cuda_pipe_open(void **state, int width, int he
     tsr__db_cuda_pipe *c = (tsr__db_cuda_pipe *)calloc(1, sizeof *c);
     tsr_status s = TSR_OK;
     if (!c) return tsr__fail(TSR_E_NOMEM, "deband: out of memory");
-    if (nslots > 4) nslots = 4;
+    if (nslots < 1 || nslots > TSR__DB_SLOTS) {
+        free(c);
+        return tsr__fail(TSR_E_ARG, "deband: %d pipe slots (1 to %d)", nslots, TSR__DB_SLOTS);
+    }
     c->nslots = nslots, c->in = in, c->out = out;
     for (int k = 0; k < nslots && !s; k++) {
         tsr__db_slot *sl = &c->slot[k];

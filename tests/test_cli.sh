@@ -83,6 +83,29 @@ cp "$IMG/rocket.jpg" "$W/keep.jpg"
 expect_fail "JPEG cannot hold alpha" 4 "$T" invert "$W/rgba.png" "$W/keep.jpg"
 cmp -s "$IMG/rocket.jpg" "$W/keep.jpg"; ok "an existing output survives a failed write" $?
 [ -z "$(ls "$W" | grep tessera-)" ]; ok "no temporary files left" $?
+# An existing OUT that is not a regular file is written in place, never replaced by a file: a
+# FIFO (its reader gets the image or the text), and device nodes made here (root only).
+mkfifo "$W/fifo"
+{ timeout 60 cat "$W/fifo" > "$W/fifo.png"; } &
+reader=$!
+"$T" --quiet invert "$IMG/page.png" "$W/fifo"; rc=$?
+wait $reader
+"$T" --quiet invert "$IMG/page.png" "$W/direct.png"
+[ $rc = 0 ] && [ -p "$W/fifo" ] && cmp -s "$W/fifo.png" "$W/direct.png"; ok "an image into an existing FIFO" $?
+{ timeout 60 cat "$W/fifo" > "$W/fifo.txt"; } &
+reader=$!
+"$T" --quiet sums --axis rows "$IMG/page.png" "$W/fifo"; rc=$?
+wait $reader
+"$T" --quiet sums --axis rows "$IMG/page.png" "$W/direct.txt"
+[ $rc = 0 ] && [ -p "$W/fifo" ] && cmp -s "$W/fifo.txt" "$W/direct.txt"; ok "text into an existing FIFO" $?
+if mknod "$W/full" c 1 7 2>/dev/null && mknod "$W/null" c 1 3 2>/dev/null && : 2>/dev/null >"$W/null"; then
+    expect_fail "an image into a full device" 1 "$T" --quiet invert "$IMG/page.png" "$W/full"
+    "$T" --quiet invert "$IMG/page.png" "$W/null" && "$T" --quiet sums "$IMG/page.png" "$W/null" &&
+        [ -c "$W/full" ] && [ -c "$W/null" ]
+    ok "device nodes as OUT are written, not replaced" $?
+else
+    skip "device nodes as OUT (mknod needs root and a file system that allows devices)"
+fi
 mkdir "$W/ro" && chmod 500 "$W/ro"
 if [ "$(id -u)" = 0 ]; then skip "unwritable folder (running as root)"
 else expect_fail "unwritable folder" 1 "$T" invert "$IMG/page.png" "$W/ro/x.png"; fi

@@ -302,6 +302,14 @@ tsr_status tsr_cli_write_text(const char *path, int (*emit)(FILE *f, void *ctx),
             return tsr__fail(TSR_E_IO, "writing to standard output: %s", strerror(errno));
         return TSR_OK;
     }
+    if (tsr__is_special_file(path)) {   /* a device or FIFO: in place (see tsr__is_special_file) */
+        int e = 0;
+        if (!(f = fopen(path, "w"))) return tsr__fail(TSR_E_IO, "%s: cannot open: %s", path, strerror(errno));
+        if (emit(f, ctx) || fflush(f)) e = errno;
+        if (fclose(f) && !e) e = errno;
+        if (e) return tsr__fail(TSR_E_IO, "%s: write failed: %s", path, strerror(e));
+        return TSR_OK;
+    }
     slash = strrchr(path, '/');
     if (snprintf(tmp, sizeof tmp, "%.*s.tessera-XXXXXX", slash ? (int)(slash - path + 1) : 0, path) >= (int)sizeof tmp)
         return tsr__fail(TSR_E_ARG, "%s: path too long", path);

@@ -71,7 +71,6 @@ typedef struct tsr__out {
 static tsr_status tsr__out_open(tsr__out *o, const char *path)
 {
     const char *slash = strrchr(path, '/');
-    struct stat st;
     int fd;
     o->path = path;
     o->tmp[0] = 0;
@@ -80,7 +79,7 @@ static tsr_status tsr__out_open(tsr__out *o, const char *path)
         o->f = stdout;
         return TSR_OK;
     }
-    if (!stat(path, &st) && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {   /* a folder fails at the rename */
+    if (tsr__is_special_file(path)) {   /* a folder fails at the rename */
         if (!(o->f = fopen(path, "wb"))) return tsr__fail(TSR_E_IO, "%s: %s", path, strerror(errno));
         setvbuf(o->f, NULL, _IOFBF, 1 << 20);
         return TSR_OK;

@@ -75,6 +75,11 @@ int tsr__temp_register(const char *path);
 void tsr__temp_release(int slot);
 void tsr__temp_remove_all(void);
 void tsr__install_signal_cleanup(void);
+/* Whether path names an existing file that is neither a regular file nor a folder (a device
+ * such as /dev/null or /dev/full, a FIFO, a socket): outputs are written into it in place, since
+ * renaming a temporary file over it would replace the device or FIFO itself (as root, even in
+ * /dev). */
+int tsr__is_special_file(const char *path);
 
 /* Parameter access by descriptor. */
 double tsr__param_get(const tsr_param *p, const void *params);

@@ -386,9 +386,15 @@ static mode_t tsr__new_file_mode(const char *path)
     return 0666 & ~mask;
 }
 
-/* Put the encoded bytes at path: stdout for "-", else a temporary file in the same folder
- * (mkstemp), fsync, rename over path. On failure the temporary file is removed and an existing
- * target is untouched. */
+int tsr__is_special_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+/* Put the encoded bytes at path: stdout for "-", into an existing device or FIFO in place (see
+ * tsr__is_special_file), else a temporary file in the same folder (mkstemp), fsync, rename over
+ * path. On failure the temporary file is removed and an existing target is untouched. */
 static tsr_status tsr__commit(const char *path, const tsr__buf *b)
 {
     const char *slash, *base;
@@ -399,6 +405,15 @@ static tsr_status tsr__commit(const char *path, const tsr__buf *b)
         e = tsr__write_all(STDOUT_FILENO, b->data, b->size);
         if (e == EPIPE) return tsr__fail(TSR_E_INTERRUPTED, "<stdout>: broken pipe");
         if (e) return tsr__fail(TSR_E_IO, "<stdout>: cannot write: %s", strerror(e));
+        return TSR_OK;
+    }
+    if (tsr__is_special_file(path)) {
+        fd = open(path, O_WRONLY);
+        if (fd < 0) return tsr__fail(TSR_E_IO, "%s: cannot open: %s", path, strerror(errno));
+        e = tsr__write_all(fd, b->data, b->size);
+        if (close(fd) != 0 && !e) e = errno;
+        if (e == EPIPE) return tsr__fail(TSR_E_INTERRUPTED, "%s: broken pipe", path);
+        if (e) return tsr__fail(TSR_E_IO, "%s: cannot write: %s", path, strerror(e));
         return TSR_OK;
     }
     slash = strrchr(path, '/');
@@ -483,6 +498,7 @@ tsr_status tsr_write_ex(const char *path, const tsr_image *img, int quality, int
     to_stdout = tsr__is_stdout(path);
     name = to_stdout ? "<stdout>" : path;
     f = strcmp(path, "-") == 0 ? FMT_PNG : tsr__fmt_from_ext(path, &ext);
+    if (!f && !ext && tsr__is_special_file(path)) f = FMT_PNG;   /* /dev/null, a FIFO: as for "-" */
     if (!f) {
         if (ext)
             return tsr__fail(TSR_E_ARG, "%s: unknown file extension '%s' (use .png, .jpg, .jpeg, .pgm, .ppm, .pnm or .bmp)",

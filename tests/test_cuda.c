@@ -286,7 +286,7 @@ TEST(test_cuda_reg_unaligned_destination)
     NEED_DEVICE();
     tsr_image host, src, dbuf, dst, back;
     tsr_box_params bp = {1, -1, -1, TSR_BORDER_REFLECT101, 0};
-    tsr_threshold_params tp = {7, 2.0, TSR_THRESH_MEAN, 0, 255};
+    tsr_threshold_params tp = {5, 2.0, TSR_THRESH_MEAN, 0, 255};
     CHECK_OK(tsr_image_create(&host, 700, 37, 1, TSR_U8, TSR_HOST));
     fill_random(&host);
     CHECK_OK(tsr_image_create(&src, 700, 37, 1, TSR_U8, TSR_DEVICE));

@@ -3,7 +3,7 @@
  * is computed by one of three methods that are each exact (see tsr__cu_mean_make).
  *
  * Variants (default first where several apply: the registry takes the first that supports)
- *  box/reg          8-bit gray, radii up to 3: window rows and column sums in registers
+ *  box/reg          8-bit gray, radii up to 2: window rows and column sums in registers
  *  box/wide         8-bit gray, rx up to 127, ry up to 128: per-warp prefix rows (box_wide.cu)
  *  box/warp         8-bit gray, radii up to 48, any alignment: per-warp sliding sums
  *  box/fast         running column sums down a strip of rows plus a block-wide prefix scan of
@@ -1082,7 +1082,7 @@ static tsr_status tsr__threshold_warp(const tsr_image *src, tsr_image *dst, cons
 
 /* ------------------------------------------------------------------------ reg */
 
-/* box/reg and threshold/reg: 8-bit gray, compile-time radii up to 3 (the small windows where
+/* box/reg and threshold/reg: 8-bit gray, compile-time radii up to 2 (the small windows where
  * box/warp spends ~28 instructions per pixel and NPP is ahead). Like box/warp each warp is an
  * independent machine over a segment of columns and a strip of rows, but everything stays in
  * registers: a lane owns 16 columns (one 16-byte load per source row), the 2*RY+1 source rows of
@@ -1090,9 +1090,10 @@ static tsr_status tsr__threshold_warp(const tsr_image *src, tsr_image *dst, cons
  * the ring's length, so every ring index is static and no row is ever loaded twice), the 16
  * column sums are 8 packed 16-bit pairs updated with one 3-input add per pair, and the horizontal
  * window is added pair-wise too: the odd-offset pairs come from one byte permute of two
- * neighbouring pairs. Sums stay below 2^16 (7 * 7 * 255). Larger windows go to box/wide, which
- * measured faster from radius 4 up than this kernel's former variant that reloaded the leaving
- * row (r = 4: 95 against 119 us, r = 7: 105-110 against 197 us on 8192x8192). The mean is one
+ * neighbouring pairs. Sums stay below 2^16 (5 * 5 * 255). Larger windows go to box/wide, which
+ * measured faster from radius 3 up (r = 3: 85.1 against 91.4 us on 8192x8192, 20.0 against 28.5
+ * at 3840x2160) and much faster than this kernel's former variant for radii 4 to 7 that
+ * reloaded the leaving row (r = 7: 101 against 197 us). The mean is one
  * multiply-high per pixel, floor((s + half) / area) = umulhi(s + half, ceil(2^32 / area)), exact
  * for area < 4096 (the host checks it). Lanes 0 and 31 are the halo: each warp writes the 480
  * columns of lanes 1..30 and re-reads 16 columns on each side. Only whole aligned 16-column
@@ -1104,7 +1105,7 @@ static tsr_status tsr__threshold_warp(const tsr_image *src, tsr_image *dst, cons
 #define TSR_RG_MINB 1   /* blocks per SM the register allocation must allow (measurement knob) */
 #endif
 enum { TSR_RG_CPT = 16, TSR_RG_LANES_OUT = 30, TSR_RG_OW = TSR_RG_LANES_OUT * TSR_RG_CPT, TSR_RG_WARPS = 4,
-       TSR_RG_RMAX = 3, TSR_RG_AHEAD = 2 };
+       TSR_RG_RMAX = 2, TSR_RG_AHEAD = 2 };
 
 /* Geometry and mean constants of one reg launch (see tsr__box_reg_plan). */
 struct tsr__reg_geom {
@@ -1243,7 +1244,7 @@ __global__ void __launch_bounds__(TSR_RG_WARPS * 32, TSR_RG_MINB) tsr__box_reg_k
 }
 
 /* Plan a reg launch; 0 when this variant does not take the arguments (not 8-bit gray, a radius
- * above 3 or of 0 on both axes, a constant above 255). With g NULL only answers that.
+ * above 2 or of 0 on both axes, a constant above 255). With g NULL only answers that.
  * TSR_CUDA_REG_STRIP overrides the rows per strip for measurements. */
 static int tsr__box_reg_plan(const tsr__box_args &a, int depth, const tsr_image *src, const tsr_image *dst,
                              tsr__reg_geom *g)
@@ -1298,12 +1299,11 @@ static tsr_status tsr__box_reg_run(const tsr__box_args &a, const tsr_image *src,
         switch (a.ry) {                                                                                  \
             case 0: TSR__RG_LAUNCH(RX, 0); break;                                                        \
             case 1: TSR__RG_LAUNCH(RX, 1); break;                                                        \
-            case 2: TSR__RG_LAUNCH(RX, 2); break;                                                        \
-            default: TSR__RG_LAUNCH(RX, 3); break;                                                       \
+            default: TSR__RG_LAUNCH(RX, 2); break;                                                       \
         }                                                                                                \
         break
     switch (a.rx) {
-        TSR__RG_ROW(0); TSR__RG_ROW(1); TSR__RG_ROW(2); TSR__RG_ROW(3);
+        TSR__RG_ROW(0); TSR__RG_ROW(1); TSR__RG_ROW(2);
     }
 #undef TSR__RG_ROW
 #undef TSR__RG_LAUNCH
@@ -1346,7 +1346,7 @@ extern "C" const tsr_variant tsr__box_cuda[] = {
     {"shared", TSR_BACKEND_CUDA, "shared-memory tile with halo, separable sums in the tile; radii up to 16",
      tsr__box_tile, tsr__box_tile_supports, 0, 0},
     {"reg", TSR_BACKEND_CUDA,
-     "8-bit gray, radii up to 3: 16 columns per lane, window rows and column sums in registers, no shared memory",
+     "8-bit gray, radii up to 2: 16 columns per lane, window rows and column sums in registers, no shared memory",
      tsr__box_reg, tsr__box_reg_supports, 1, 0},
     {"wide", TSR_BACKEND_CUDA,
      "8-bit gray, rx up to 127, ry up to 128: per-warp prefix rows in shared memory, two reads per pixel whatever the radius",
@@ -1365,7 +1365,7 @@ extern "C" const tsr_variant tsr__box_cuda[] = {
 extern "C" const tsr_variant tsr__threshold_cuda[] = {
     {"shared-tile", TSR_BACKEND_CUDA, "seeds/003: dynamic shared tile with a clamped halo; blocks up to 33",
      tsr__threshold_tile, tsr__threshold_tile_supports, 0, 0},
-    {"reg", TSR_BACKEND_CUDA, "box/reg's means with the comparison as the output step (8-bit, blocks up to 7)",
+    {"reg", TSR_BACKEND_CUDA, "box/reg's means with the comparison as the output step (8-bit, blocks up to 5)",
      tsr__threshold_reg, tsr__threshold_reg_supports, 1, 0},
     {"wide", TSR_BACKEND_CUDA, "box/wide's means with the comparison as the output step (8-bit, blocks up to 255)",
      tsr__threshold_wide, tsr__threshold_wide_supports, 1, 0},

@@ -1163,21 +1163,7 @@ __device__ __forceinline__ void tsr__rg_row(const tsr__box_args &a, const tsr__r
         m[2 * k + 1] = __umulhi(s >> 16, g.magic);
     }
 #undef TSR__RG_PAIR
-    if (THRESH) {
-        const unsigned sw[4] = {sv.x, sv.y, sv.z, sv.w};
-#pragma unroll
-        for (int j = 0; j < 16; j++) {
-            int diff = (int)__byte_perm(sw[j >> 2], 0, 0x4440 + (j & 3)) - (int)m[j];
-            int pass = a.inverse ? diff <= -a.idelta : diff > -a.idelta;
-            m[j] = pass ? (unsigned)a.maxval : 0u;
-        }
-    }
-    unsigned o[4];
-#pragma unroll
-    for (int q = 0; q < 4; q++)
-        o[q] = __byte_perm(__byte_perm(m[4 * q], m[4 * q + 1], 0x0040), __byte_perm(m[4 * q + 2], m[4 * q + 3], 0x0040),
-                           0x5410);
-    *(uint4 *)(tsr__cu_row<uint8_t>(a.dst, a.dstride, y) + xc) = make_uint4(o[0], o[1], o[2], o[3]);
+    *(uint4 *)(tsr__cu_row<uint8_t>(a.dst, a.dstride, y) + xc) = tsr__rg_pack16<THRESH>(a, m, sv);
 }
 
 /* Every strip of this warp's segment. The ring holds the source rows y - RY .. y + RY + AHEAD

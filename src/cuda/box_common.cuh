@@ -157,6 +157,29 @@ __device__ __forceinline__ void tsr__rg_slide(unsigned c[8], uint4 in, uint4 out
     }
 }
 
+/* The 16 output bytes of a lane from its 16 means m (8-bit gray box/reg and box/wide): the means
+ * themselves, or for threshold OpenCV's test of the source bytes sv against them; packed with
+ * three byte permutes per 4 bytes for one 16-byte store. */
+template <int THRESH>
+__device__ __forceinline__ uint4 tsr__rg_pack16(const tsr__box_args &a, unsigned m[16], uint4 sv)
+{
+    if (THRESH) {
+        const unsigned sw[4] = {sv.x, sv.y, sv.z, sv.w};
+#pragma unroll
+        for (int j = 0; j < 16; j++) {
+            int diff = (int)__byte_perm(sw[j >> 2], 0, 0x4440 + (j & 3)) - (int)m[j];
+            int pass = a.inverse ? diff <= -a.idelta : diff > -a.idelta;
+            m[j] = pass ? (unsigned)a.maxval : 0u;
+        }
+    }
+    unsigned o[4];
+#pragma unroll
+    for (int q = 0; q < 4; q++)
+        o[q] = __byte_perm(__byte_perm(m[4 * q], m[4 * q + 1], 0x0040), __byte_perm(m[4 * q + 2], m[4 * q + 3], 0x0040),
+                           0x5410);
+    return make_uint4(o[0], o[1], o[2], o[3]);
+}
+
 /* The exact multiply-high division of the 8-bit window mean: floor((s + half) / area) ==
  * umulhi(s + half, *magic) >> *shift for every window sum s <= 255 * area, proven on the host by
  * (magic * area - 2^k) * tmax < 2^k with k = 32 + shift. 0 when no 32-bit magic number works. */

@@ -177,25 +177,12 @@ __device__ __forceinline__ void tsr__wd_row(const tsr__box_args &a, const tsr__w
     const int xc = xs + TSR_WD_CPT * lane;
 #pragma unroll
     for (int j = 0; j < 16; j++) m[j] = SHIFT ? __umulhi(m[j], g.magic) >> g.shift : __umulhi(m[j], g.magic);
-    if (THRESH) {
-        const unsigned sw[4] = {sv.x, sv.y, sv.z, sv.w};
-#pragma unroll
-        for (int j = 0; j < 16; j++) {
-            int diff = (int)__byte_perm(sw[j >> 2], 0, 0x4440 + (j & 3)) - (int)m[j];
-            int pass = a.inverse ? diff <= -a.idelta : diff > -a.idelta;
-            m[j] = pass ? (unsigned)a.maxval : 0u;
-        }
-    }
-    unsigned o[4];
-#pragma unroll
-    for (int q = 0; q < 4; q++)
-        o[q] = __byte_perm(__byte_perm(m[4 * q], m[4 * q + 1], 0x0040), __byte_perm(m[4 * q + 2], m[4 * q + 3], 0x0040),
-                           0x5410);
+    const uint4 o = tsr__rg_pack16<THRESH>(a, m, sv);
     uint8_t *drow = tsr__cu_row<uint8_t>(a.dst, a.dstride, y) + xc;
     if (!EDGE || xc + TSR_WD_CPT <= a.w) {
-        *(uint4 *)drow = make_uint4(o[0], o[1], o[2], o[3]);
+        *(uint4 *)drow = o;
     } else {
-        tsr__wd_partial_store(drow, a.w - xc, o[0], o[1], o[2], o[3]);
+        tsr__wd_partial_store(drow, a.w - xc, o.x, o.y, o.z, o.w);
     }
 }
 

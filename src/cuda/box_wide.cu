@@ -245,11 +245,18 @@ __device__ __forceinline__ void tsr__wd_strip(const tsr__box_args &a, const tsr_
     const int out = lane >= g.lo && lane < 32 - g.lo && (!EDGE || (xc >= 0 && xc < a.w));
     const int ry = a.ry;
     unsigned c[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    const int inner = !EDGE && y0 - ry >= 0 && y1 + ry + 1 < a.h;   /* no row of the strip needs the border */
+    if (inner) {   /* the first window's rows by pointer steps (2ry+1 of them: most of a tall window's cost) */
+        const uint8_t *p = tsr__cu_row<uint8_t>(a.src, a.sstride, y0 - ry) + xc;
 #pragma unroll 8
-    for (int i = -ry; i <= ry; i++) tsr__rg_acc(c, tsr__wd_load<EDGE>(a, y0 + i, xc, inside));
+        for (int i = -ry; i <= ry; i++, p += a.sstride) tsr__rg_acc(c, __ldg((const uint4 *)p));
+    } else {
+#pragma unroll 8
+        for (int i = -ry; i <= ry; i++) tsr__rg_acc(c, tsr__wd_load<EDGE>(a, y0 + i, xc, inside));
+    }
     uint4 ein = tsr__wd_load<EDGE>(a, y0 + ry + 1, xc, inside), eout = tsr__wd_load<EDGE>(a, y0 - ry, xc, inside);
     const uint4 zero = make_uint4(0, 0, 0, 0);
-    if (!EDGE && y0 - ry >= 0 && y1 + ry + 1 < a.h) {
+    if (inner) {
         /* every row this strip touches is inside the image: plain pointer steps, no border test */
         const uint8_t *p = tsr__cu_row<uint8_t>(a.src, a.sstride, y0) + xc;
         const long long off_in = (long long)(ry + 2) * (long long)a.sstride, off_out = (long long)(1 - ry) * (long long)a.sstride;

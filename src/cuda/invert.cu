@@ -3,6 +3,7 @@
  *  row1024  seeds/000: one block per row, 1024 threads striding the row byte by byte
  *  vec16    16-byte loads and stores, each row's unaligned head and tail bytewise (default) */
 #include "kernels_common.cuh"
+#include <stdlib.h>
 
 /* One block per row (rows beyond grid.x strided), threads striding its bytes. */
 __global__ void tsr__invert_row_kernel(const unsigned char *src, size_t sstride, unsigned char *dst, size_t dstride,
@@ -90,9 +91,44 @@ __global__ void tsr__invert_flat_kernel(const unsigned char *src, size_t sstride
     }
 }
 
-/* invert/vec16: the flat kernel for aligned images, the per-row kernel otherwise. */
+/* Aligned rows that are whole 16-byte chunks: block (x, y) inverts chunks [256 x, 256 x + 256)
+ * of rows y, y + gridDim.y, ..., each of its 64 threads four chunks 64 apart, all four loads
+ * issued before the stores; no index division (the flat kernel divides per chunk). */
+enum { TSR_INV2_THREADS = 64, TSR_INV2_CH = 4 };
+__global__ void __launch_bounds__(TSR_INV2_THREADS) tsr__invert_rows16_kernel(const unsigned char *src, size_t sstride,
+                                                                              unsigned char *dst, size_t dstride,
+                                                                              unsigned cpr, int height)
+{
+    const unsigned c0 = blockIdx.x * TSR_INV2_THREADS * TSR_INV2_CH + threadIdx.x;
+    for (long long y = blockIdx.y; y < height; y += gridDim.y) {
+        const uint4 *s = (const uint4 *)(src + (size_t)y * sstride);
+        uint4 *d = (uint4 *)(dst + (size_t)y * dstride);
+        uint4 r[TSR_INV2_CH];
+#pragma unroll
+        for (int k = 0; k < TSR_INV2_CH; k++)
+            if (c0 + k * TSR_INV2_THREADS < cpr) r[k] = __ldg(s + c0 + k * TSR_INV2_THREADS);
+#pragma unroll
+        for (int k = 0; k < TSR_INV2_CH; k++)
+            if (c0 + k * TSR_INV2_THREADS < cpr) d[c0 + k * TSR_INV2_THREADS] = make_uint4(~r[k].x, ~r[k].y, ~r[k].z, ~r[k].w);
+    }
+}
+
+/* invert/vec16: the row kernel for aligned images of whole 16-byte rows, the flat kernel for
+ * other aligned images, the per-row kernel otherwise. TSR_CUDA_INVERT_ROWS=0 (a measurement
+ * knob) sends the first kind to the flat kernel too. */
 static tsr_status tsr__invert_vec16(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
 {
+    size_t rb = tsr_image_row_bytes(src);
+    if (tsr__cu_aligned(src->data, src->stride, 16) && tsr__cu_aligned(dst->data, dst->stride, 16) && rb % 16 == 0 &&
+        rb / 16 <= 0xffffffffu && (!getenv("TSR_CUDA_INVERT_ROWS") || atoi(getenv("TSR_CUDA_INVERT_ROWS")))) {
+        size_t cpr = rb / 16, per_block = (size_t)TSR_INV2_THREADS * TSR_INV2_CH;
+        dim3 grid((unsigned)((cpr + per_block - 1) / per_block), tsr__cu_grid_rows(src->height));
+        (void)params;
+        tsr__invert_rows16_kernel<<<grid, TSR_INV2_THREADS, 0, (cudaStream_t)ex->stream>>>(
+            (const unsigned char *)src->data, src->stride, (unsigned char *)dst->data, dst->stride, (unsigned)cpr,
+            src->height);
+        return TSR_CUDA_LAUNCHED("invert/vec16 kernel");
+    }
     if (tsr__cu_aligned(src->data, src->stride, 16) && tsr__cu_aligned(dst->data, dst->stride, 16)) {
         size_t row = tsr_image_row_bytes(src), cpr = row / 16;
         size_t total = (cpr + (row % 16 != 0)) * (size_t)src->height;

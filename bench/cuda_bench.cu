@@ -289,7 +289,7 @@ static std::vector<bench_case> cases_for(const char *op, int w, int h, int quick
             v.push_back(b);
         }
     } else if (!strcmp(op, "threshold")) {
-        static const int blocks[] = {3, 15, 31, 129};
+        static const int blocks[] = {3, 7, 15, 31, 129};
         for (int bl : blocks) {
             bench_case b = c;
             b.p.thr = {bl, 5, TSR_THRESH_MEAN, 0, 255};

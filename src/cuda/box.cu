@@ -1243,9 +1243,10 @@ static int tsr__box_reg_plan(const tsr__box_args &a, int depth, const tsr_image 
      * halo lanes (narrower images go to box/warp). */
     if (!tsr__cu_aligned(src->data, src->stride, 16) || !tsr__cu_aligned(dst->data, dst->stride, 16) || a.w < 64)
         return 0;
-    unsigned long long d = a.mean.area, half = a.mean.half, two32 = 1ull << 32, M = (two32 + d - 1) / d;
-    /* umulhi(t, M) == floor(t / d) for t <= tmax when (M*d - 2^32) * tmax < 2^32. */
-    if (d < 2 || M > 0xffffffffull || (M * d - two32) * (255 * d + half) >= two32) return 0;
+    /* the mean is one multiply-high with no shift: tsr__box_magic must find shift 0 exact */
+    unsigned magic;
+    int shift;
+    if (!tsr__box_magic(a.mean.area, a.mean.half, &magic, &shift) || shift != 0) return 0;
     if (!g) return 1;
     /* Strips are whole groups of ring length N rows (see tsr__rg_strips). */
     long long n = 2 * a.ry + 1 + TSR_RG_AHEAD;
@@ -1257,8 +1258,8 @@ static int tsr__box_reg_plan(const tsr__box_args &a, int depth, const tsr_image 
     g->nseg = (int)(((long long)g->xend - TSR_RG_CPT + TSR_RG_OW - 1) / TSR_RG_OW);
     g->strip_h = (int)sh;
     g->nstrips = (int)((a.h + sh - 1) / sh);
-    g->half2 = (unsigned)half * 0x10001u;
-    g->magic = (unsigned)M;
+    g->half2 = (unsigned)a.mean.half * 0x10001u;
+    g->magic = magic;
     return 1;
 }
 

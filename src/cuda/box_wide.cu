@@ -4,22 +4,23 @@
  * Each warp is an independent machine over a 512-column segment and a strip of rows (no block
  * barriers). A lane owns 16 consecutive columns: one 16-byte load per source row entering and
  * leaving the window, the 16 column sums kept as 8 packed 16-bit pairs (2*ry+1 <= 257 rows of
- * bytes stay below 2^16). Per output row the lane turns its column sums into an exclusive
- * prefix over the segment (16 serial adds, then a 5-step warp scan of the lane totals) and
- * writes it to the warp's own shared-memory row, E[c] = sum of the column sums left of c; the
- * window sum of column i is E[i + rx + 1] - E[i - rx], two reads whatever the radius. The row is
- * laid out 17 words per 16 columns, so the 32 lanes' reads of the same j (16 columns apart) fall
- * in 32 different banks; where a lane's 16 reads cross into the next group of 17 depends only on
- * (rx + 1) mod 16, so one switch per row picks a read sequence whose offsets are all constants.
- * Two rows of shared memory alternate, so one __syncwarp per row orders the writes and reads.
+ * bytes stay below 2^16). Per output row the lane writes the exclusive prefix of its 16 column
+ * sums (8 dependent adds over the pairs) to the warp's own shared-memory row, while a 5-step warp
+ * scan gives each lane's offset; with E[c] the sum of the segment's column sums left of c, the
+ * window sum of column i is E[i + rx + 1] - E[i - rx]: two reads whatever the radius, plus the
+ * difference of two lanes' offsets (four shuffles per row). The row is laid out 17 words per 16
+ * columns, so the 32 lanes' reads of the same j (16 columns apart) fall in 32 different banks;
+ * where a lane's 16 reads cross into the next group of 17 depends only on (rx + 1) mod 16, so one
+ * switch per row picks a read sequence whose offsets are all constants. Two rows of shared memory
+ * alternate, so one __syncwarp per row orders the writes and reads.
  *
  * Lanes 0..lo-1 and 32-lo..31 (lo = ceil(rx / 16)) are the halo: a segment writes the
- * (32 - 2 lo) * 16 columns between them. Columns outside the image are never mapped: the lanes
- * that hold them load zeros, so the prefix over the image's columns is exact, and the part of a
- * window outside the image is added from the mirrored prefix values (reflect, reflect101), the
- * edge column's sum (replicate) or the constant's column sum. Only the segments that touch the
- * image's edges run that code; their strips are split shorter so they do not finish last. Rows
- * outside the image are mapped through the border when loaded (any ry).
+ * (32 - 2 lo) * 16 columns between them. Columns outside the image are never mapped per pixel:
+ * the lanes that hold them load zeros, and once per row the segments that touch the image's edges
+ * give those columns the column sums of the columns they mirror (reflect, reflect101, replicate)
+ * or the constant's column sum, through shared memory; then every segment runs the same
+ * arithmetic. Edge segments' strips are split shorter so they do not finish last. Rows outside
+ * the image are mapped through the border when loaded (any ry).
  *
  * The mean is floor((s + half) / area) = umulhi(s + half, magic) >> shift (tsr__box_magic), with
  * no shift instruction where the host found shift 0 exact (windows up to about 4096 pixels). */
@@ -53,12 +54,6 @@ struct tsr__wide_geom {
     unsigned cv;            /* the column sum of a column outside the image (constant border) */
 };
 
-/* Shared-memory word of prefix entry c (0 <= c <= 512) of a segment row. */
-__device__ __forceinline__ int tsr__wd_slot(int c)
-{
-    return TSR_WD_GROUP * (c >> 4) + (c & 15);
-}
-
 /* Word q (bytes 4q..4q+3) of a lane's partial last group at column xc of row 'row' (NULL: the
  * constant's row): bytes at or past the width w are zero. Scalar words, so nothing goes to
  * local memory. */
@@ -84,9 +79,9 @@ __device__ __noinline__ static void tsr__wd_partial_store(uint8_t *d, int n, uns
 }
 
 /* This lane's 16 bytes of image row y at column xc (rows outside the image mapped through the
- * border, constant rows splatted). MODE 0: the lane is inside the image (one 16-byte load);
- * 1: decided per lane from 'inside' (edge segments): 0 outside (zeros), 1 inside, 2 the partial
- * last group of a row whose width is not a multiple of 16 (bytes at or past w are zero). */
+ * border, constant rows splatted). Interior segments (EDGE 0): one 16-byte load. Edge segments:
+ * by 'inside', 0 no column in the image (zeros), 1 all 16 (one load), 2 the partial last group
+ * of a row whose width is not a multiple of 16 (bytes at or past w are zero). */
 template <int EDGE>
 __device__ __forceinline__ uint4 tsr__wd_load(const tsr__box_args &a, int y, int xc, int inside)
 {

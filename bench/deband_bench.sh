@@ -73,7 +73,7 @@ if [[ $what == all || $what == gpu ]]; then
     echo "## GPU: kernel time vs a device-to-device copy of the same frame (16 bits in and out)"
     "$tool" gpu $W $H 50
     if [[ -x $TESSERA ]] && "$TESSERA" --backend cuda --quiet deband --help >/dev/null 2>&1; then
-        for v in planar vec staged; do
+        for v in planar vec staged tile; do
             t0=$(now)
             cat "$TMPD/uhd16.y4m" | "$TESSERA" --backend cuda --variant $v --time deband - - 2>"$TMPD/err" | cat > /dev/null
             t1=$(now)

@@ -195,7 +195,7 @@ TEST(test_deband_cuda_variants)
         tsr_frame_free(&out);
         n++;
     }
-    CHECK_EQ(n, 5);
+    CHECK_EQ(n, 6);
     /* Device frames on a stream: asynchronous, same result. */
     CHECK_OK(tsr_frame_create(&dsrc, src.width, src.height, src.chroma, src.bits, TSR_DEVICE));
     CHECK_OK(tsr_frame_copy(&src, &dsrc, NULL));
@@ -213,6 +213,39 @@ TEST(test_deband_cuda_variants)
     tsr_frame_free(&ddst);
     tsr_frame_free(&ref);
     tsr_frame_free(&src);
+}
+
+/* Frames large enough for tiles whose every pixel has the full range (the tile variant's fast
+ * path) next to border tiles, in every chroma format, at 8, 10 and 16 bits, over parameter sets
+ * covering both sample modes, blur-first on and off, the dithers, output depths and ranges up to
+ * the staging limit: every CUDA variant against the reference. */
+TEST(test_deband_cuda_inner_tiles)
+{
+    static const int bitss[] = {8, 10, 16};
+    int cases = 0;
+    if (!tsr_cuda_available()) SKIP("no CUDA device");
+    for (int chroma = 0; chroma < 4; chroma++)
+        for (int bi = 0; bi < 3; bi++)
+            for (int k = 0; k < 8; k++) {
+                int kk = 40 + k * 3 + chroma + bi;
+                tsr_deband_params p = db_params(kk);
+                tsr_frame src = db_make(779, 301, chroma, bitss[bi], (unsigned)kk), ref, out;
+                if (k == 0) p.range = 31;   /* the largest halo, beside the defaults' 15 */
+                if (k == 1) p.range = 1;
+                CHECK_OK(db_run("reference", &src, &ref, &p, kk));
+                for (int v = 0; v < tsr_deband_variant_count(); v++) {
+                    const tsr_deband_variant_info *vi = tsr_deband_variant_at(v);
+                    if (vi->backend != TSR_BACKEND_CUDA || (vi->only_444 && chroma != TSR_CHROMA_444)) continue;
+                    CHECK_OK(db_run(vi->name, &src, &out, &p, kk));
+                    CHECK_MSG(db_diff(&ref, &out) < 0, "%s differs on 779x301 chroma %d %d-bit, set %d (mode %d, range %d)",
+                              vi->name, chroma, bitss[bi], kk, p.sample_mode, p.range);
+                    tsr_frame_free(&out);
+                    cases++;
+                }
+                tsr_frame_free(&ref);
+                tsr_frame_free(&src);
+            }
+    CHECK(cases >= 96 * 4);
 }
 
 TEST(test_deband_seed_and_grain)

@@ -1,6 +1,6 @@
 /* Helper of bench/deband_bench.sh (built by it against build/libtessera.a):
  *   gen W H N BITS           N synthetic smooth 4:2:0 frames as y4m on stdout
- *   gpu W H ITERS            kernel time vs device copy for planar, vec and staged (4:2:0, 4:4:4), aos3, aos4
+ *   gpu W H ITERS            kernel time vs device copy for planar, vec, staged and tile (4:2:0, 4:4:4), aos3, aos4
  *   quality NAME SRC.y4m     banding metrics of deband on a 16-bit source (first frame, luma)
  *   quality NAME synthetic-K built-in 16-bit gradients (K = 0, 1, 2)
  *   texture NAME IMG8.y4m    how much deband changes an 8-bit textured image
@@ -63,7 +63,8 @@ static void cmd_gpu(int w, int h, int iters)
     static const struct { int kind, chroma; const char *name; } runs[] = {
         {0, TSR_CHROMA_420, "planar 4:2:0"}, {0, TSR_CHROMA_444, "planar 4:4:4"}, {1, TSR_CHROMA_444, "aos3 4:4:4"},
         {2, TSR_CHROMA_444, "aos4 4:4:4"}, {3, TSR_CHROMA_420, "vec 4:2:0"}, {3, TSR_CHROMA_444, "vec 4:4:4"},
-        {4, TSR_CHROMA_420, "staged 4:2:0"}, {4, TSR_CHROMA_444, "staged 4:4:4"}};
+        {4, TSR_CHROMA_420, "staged 4:2:0"}, {4, TSR_CHROMA_444, "staged 4:4:4"}, {5, TSR_CHROMA_420, "tile 4:2:0"},
+        {5, TSR_CHROMA_444, "tile 4:4:4"}};
     tsr_deband_params p;
 #ifndef TSR_HAVE_CUDA
     (void)w, (void)h, (void)iters, (void)p;
@@ -74,14 +75,15 @@ static void cmd_gpu(int w, int h, int iters)
         printf("gpu: no CUDA device (%s)\n", tsr_cuda_device_name());
         return;
     }
-    printf("gpu: %s, %dx%d 16-bit, defaults (sample mode 2, blur first, grain 64), %d iterations\n",
+    printf("gpu: %s, %dx%d 16-bit, defaults (sample mode 2, blur first, grain 64), %d iterations; copy: the frame "
+           "plane by plane (cudaMemcpy2DAsync); flat copy: one cudaMemcpyAsync of as many bytes\n",
            tsr_cuda_device_name(), w, h, iters);
     tsr_deband_defaults(&p);
     for (int mode = 1; mode <= 2; mode++)
         for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
             tsr_frame host, d_in, d_out;
             tsr__db_plane P[3];
-            double kms = 0, cms = 0, bytes = 0;
+            double kms = 0, cms = 0, fms = 0, bytes = 0;
             p.sample_mode = mode;
             if (tsr_frame_create(&host, w, h, runs[r].chroma, 16, TSR_HOST)) die("frame");
             for (int pl = 0; pl < 3; pl++) {
@@ -97,11 +99,11 @@ static void cmd_gpu(int w, int h, int iters)
                 die("device frames");
             tsr__deband_setup(&host, &p, 0, 16, P);
 #ifdef TSR_HAVE_CUDA
-            if (tsr__deband_cuda_time(runs[r].kind, &d_in, &d_out, P, iters, &kms, &cms)) die("timing");
+            if (tsr__deband_cuda_time(runs[r].kind, &d_in, &d_out, P, iters, &kms, &cms, &fms)) die("timing");
 #endif
             printf("gpu: sample-mode %d %-13s kernel %7.3f ms  copy %7.3f ms  = %5.1f%% of copy bandwidth "
-                   "(%.0f GB/s payload)\n",
-                   mode, runs[r].name, kms, cms, 100.0 * cms / kms, bytes / (kms * 1e-3) / 1e9);
+                   "(%.0f GB/s payload); flat copy %7.3f ms = %5.1f%%\n",
+                   mode, runs[r].name, kms, cms, 100.0 * cms / kms, bytes / (kms * 1e-3) / 1e9, fms, 100.0 * fms / kms);
             tsr_frame_free(&host);
             tsr_frame_free(&d_in);
             tsr_frame_free(&d_out);

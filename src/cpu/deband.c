@@ -454,7 +454,7 @@ static tsr_status tsr__deband_fast(const tsr_frame *src, tsr_frame *dst, const t
 /* ---------------------------------------------------------------- variants and dispatch */
 
 #ifdef TSR_HAVE_CUDA
-#define TSR__DB_CUDA_ROWS 5
+#define TSR__DB_CUDA_ROWS 6
 #else
 #define TSR__DB_CUDA_ROWS 0
 #endif
@@ -466,7 +466,8 @@ static const tsr_deband_variant_info tsr__db_variants[] = {
     {"aos3", TSR_BACKEND_CUDA, "4:4:4 packed as three shorts per pixel, read one short at a time (seed)", 0, 0, 1},
     {"aos4", TSR_BACKEND_CUDA, "4:4:4 packed as four shorts per pixel, read with one short4 load (seed)", 0, 0, 1},
     {"vec", TSR_BACKEND_CUDA, "4 pixels per thread with vector loads and stores, offsets hashed once for the planes sharing them", 0, 0, 0},
-    {"staged", TSR_BACKEND_CUDA, "vec with each 128x32 tile's reach staged in shared memory by 16-byte loads, references gathered from there", 1, 0, 0},
+    {"staged", TSR_BACKEND_CUDA, "vec with each 128x32 tile's reach staged in shared memory by 16-byte loads, references gathered from there", 0, 0, 0},
+    {"tile", TSR_BACKEND_CUDA, "staged with every plane of a tile staged at once, one launch per frame, fewer instructions per pixel", 1, 0, 0},
 };
 
 int tsr_deband_variant_count(void) { return 2 + TSR__DB_CUDA_ROWS; }
@@ -477,7 +478,7 @@ const tsr_deband_variant_info *tsr_deband_variant_at(int i)
 }
 
 #ifdef TSR_HAVE_CUDA
-/* Index into tsr__db_variants of a variant (CUDA ones: 2 planar, 3 aos3, 4 aos4, 5 vec, 6 staged). */
+/* Index into tsr__db_variants of a variant (CUDA ones: 2 planar, 3 aos3, 4 aos4, 5 vec, 6 staged, 7 tile). */
 static int tsr__db_index(const tsr_deband_variant_info *v) { return (int)(v - tsr__db_variants); }
 #endif
 
@@ -511,7 +512,7 @@ static const tsr_deband_variant_info *tsr__db_choose(const tsr_exec *ex, tsr_mem
             }
             return v;
         }
-        *st = tsr__fail(TSR_E_ARG, "deband: no %svariant named '%s' (cpu: reference, fast; cuda: planar, aos3, aos4, vec, staged%s)",
+        *st = tsr__fail(TSR_E_ARG, "deband: no %svariant named '%s' (cpu: reference, fast; cuda: planar, aos3, aos4, vec, staged, tile%s)",
                   asked == TSR_BACKEND_CPU ? "cpu " : asked == TSR_BACKEND_CUDA ? "cuda " : "", name,
                   tsr_cuda_compiled() ? "" : ", not in this build");
         return NULL;

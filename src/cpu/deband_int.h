@@ -15,7 +15,7 @@ extern "C" {
 void tsr__deband_setup(const tsr_frame *src, const tsr_deband_params *p, int frame_index, int out_bits,
                        tsr__db_plane P[3]);
 
-/* CUDA variants: kind 0 planar, 1 aos3, 2 aos4, 3 vec, 4 staged. src and dst are device frames; the work is queued
+/* CUDA variants: kind 0 planar, 1 aos3, 2 aos4, 3 vec, 4 staged, 5 tile. src and dst are device frames; the work is queued
  * on 'stream' and the call returns without waiting (temporary buffers are freed stream-ordered). */
 tsr_status tsr__deband_cuda_run(int kind, const tsr_frame *src, tsr_frame *dst, const tsr__db_plane P[3],
                                 void *stream);
@@ -37,10 +37,11 @@ tsr_status tsr__deband_cuda_pipe_wait(void *state, int k, double *kernel_ms);
 void tsr__deband_cuda_pipe_close(void *state);
 
 /* Bench only (bench/deband): average milliseconds of the deband kernel(s) of 'kind' alone on
- * device frames (aos: the packed-pixel kernel after one packing), and of a device-to-device copy
- * of src into dst (the same bytes in and out), over 'iters' runs each. */
+ * device frames (aos: the packed-pixel kernel after one packing), of a device-to-device copy of
+ * src into dst (the same bytes in and out, plane by plane), and (flat_ms, may be NULL) of one
+ * flat cudaMemcpy of as many bytes between two buffers, over 'iters' runs each. */
 tsr_status tsr__deband_cuda_time(int kind, const tsr_frame *src, tsr_frame *dst, const tsr__db_plane P[3], int iters,
-                                 double *kernel_ms, double *copy_ms);
+                                 double *kernel_ms, double *copy_ms, double *flat_ms);
 
 #ifdef __cplusplus
 }

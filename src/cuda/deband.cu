@@ -139,6 +139,7 @@ static tsr_status tsr__db_launch_planar(const tsr__db_plane &P, const void *src,
 }
 
 #include "deband_vec.cuh"
+#include "deband_tile.cuh"
 
 /* ---------------------------------------------------------------- packed pixels (the seed) */
 
@@ -318,6 +319,8 @@ static tsr_status tsr__db_enqueue(int kind, const tsr_frame *src, tsr_frame *dst
         }
     } else if (kind == 3 || kind == 4) {
         if ((s = tsr__dbv_run(src, dst, P, fs ? sc->vals : NULL, kind == 4, st))) return s;
+    } else if (kind == 5) {
+        if ((s = tsr__dbt_run(src, dst, P, fs ? sc->vals : NULL, st))) return s;
     } else {
         int w = P[0].w, h = P[0].h;
         dim3 b(TSR_DB_BX, TSR_DB_BY), g(tsr__div_up((unsigned)w, TSR_DB_BX), tsr__div_up((unsigned)h, TSR_DB_BY));
@@ -498,7 +501,7 @@ extern "C" tsr_status tsr__deband_cuda_pipe_wait(void *state, int k, double *ker
 
 /* Bench timing of one variant's kernel(s) and of a copy (contract in deband_int.h). */
 extern "C" tsr_status tsr__deband_cuda_time(int kind, const tsr_frame *src, tsr_frame *dst, const tsr__db_plane P[3],
-                                            int iters, double *kernel_ms, double *copy_ms)
+                                            int iters, double *kernel_ms, double *copy_ms, double *flat_ms)
 {
     tsr__db_scratch sc;
     cudaEvent_t e0 = NULL, e1 = NULL;
@@ -529,6 +532,8 @@ extern "C" tsr_status tsr__deband_cuda_time(int kind, const tsr_frame *src, tsr_
                 }
             } else if (kind == 3 || kind == 4) {
                 s = tsr__dbv_run(src, dst, P, NULL, kind == 4, 0);
+            } else if (kind == 5) {
+                s = tsr__dbt_run(src, dst, P, NULL, 0);
             } else {
                 dim3 b(TSR_DB_BX, TSR_DB_BY), g(tsr__div_up((unsigned)P[0].w, TSR_DB_BX), tsr__div_up((unsigned)P[0].h, TSR_DB_BY));
                 if (kind == 1) {
@@ -545,6 +550,24 @@ extern "C" tsr_status tsr__deband_cuda_time(int kind, const tsr_frame *src, tsr_
         if (!s) s = tsr__cuda_status(cudaEventSynchronize(e1), "cudaEventSynchronize");
         if (!s) s = tsr__cuda_status(cudaEventElapsedTime(&ms, e0, e1), "cudaEventElapsedTime");
         if (!s) *(pass ? copy_ms : kernel_ms) = ms / iters;
+    }
+    if (!s && flat_ms) {   /* the device's copy bandwidth for as many bytes, without plane boundaries */
+        size_t bytes = 0;
+        void *fa = NULL, *fb = NULL;
+        for (int i = 0; i < src->nplanes; i++)
+            bytes += (size_t)P[i].w * (size_t)P[i].h * (size_t)(src->bits > 8 ? 2 : 1);
+        s = tsr__cuda_status(cudaMalloc(&fa, bytes), "cudaMalloc");
+        if (!s) s = tsr__cuda_status(cudaMalloc(&fb, bytes), "cudaMalloc");
+        if (!s) s = tsr__cuda_status(cudaMemcpy(fb, fa, bytes, cudaMemcpyDeviceToDevice), "cudaMemcpy");
+        if (!s) s = tsr__cuda_status(cudaEventRecord(e0, 0), "cudaEventRecord");
+        for (int it = 0; it < iters && !s; it++)
+            s = tsr__cuda_status(cudaMemcpyAsync(fb, fa, bytes, cudaMemcpyDeviceToDevice, 0), "cudaMemcpyAsync");
+        if (!s) s = tsr__cuda_status(cudaEventRecord(e1, 0), "cudaEventRecord");
+        if (!s) s = tsr__cuda_status(cudaEventSynchronize(e1), "cudaEventSynchronize");
+        if (!s) s = tsr__cuda_status(cudaEventElapsedTime(&ms, e0, e1), "cudaEventElapsedTime");
+        if (!s) *flat_ms = ms / iters;
+        cudaFree(fa);
+        cudaFree(fb);
     }
 done:
     cudaDeviceSynchronize();

@@ -398,12 +398,10 @@ static int tsr__pz_segment(const tsr__pz *pz, const int *piece, const unsigned c
 #define TSR_PZ_REGROWS 4
 /* Large neighbourhood search on the best start: chains (independent of the thread count; they
  * run side by side), windows of up to TSR_PZ_LNS_WIN cells a side, iterations per chain (fewer
- * on large puzzles: at most TSR_PZ_LNS_WORK iterations x pieces); a chain stops early after
- * TSR_PZ_LNS_PATIENCE iterations in a row that found nothing better. */
+ * on large puzzles: at most TSR_PZ_LNS_WORK iterations x pieces). */
 #define TSR_PZ_LNS_CHAINS 2
 #define TSR_PZ_LNS_WIN 10
-#define TSR_PZ_LNS_ITERS 256
-#define TSR_PZ_LNS_PATIENCE 64
+#define TSR_PZ_LNS_ITERS 48
 #define TSR_PZ_LNS_WORK 400000
 
 /* Scratch of one start (one thread). */
@@ -501,7 +499,7 @@ static tsr_status tsr__pz_lns(tsr__pz_work *w, int chain, int iters, int *piece,
     unsigned char *ok = malloc((size_t)n);
     tsr_status s = TSR_OK;
     if (!ok) return tsr__fail(TSR_E_NOMEM, "puzzle: out of memory for placement");
-    for (int it = 0, last = 0; it < iters && it - last < TSR_PZ_LNS_PATIENCE; it++) {
+    for (int it = 0; it < iters; it++) {
         int h = 2 + (int)(tsr__pz_next(&st) % (TSR_PZ_LNS_WIN - 1));
         int wd = 2 + (int)(tsr__pz_next(&st) % (TSR_PZ_LNS_WIN - 1));
         int good = tsr__pz_confident(pz, w->cache, piece, rot, TSR_PZ_KEEP, w->gy, w->gx, w->go), pick, y0 = 0, x0 = 0;
@@ -533,7 +531,6 @@ static tsr_status tsr__pz_lns(tsr__pz_work *w, int chain, int iters, int *piece,
             memcpy(piece, w->p2, sizeof(int) * n);
             memcpy(rot, w->r2, (size_t)n);
             *score = c;
-            last = it + 1;
         }
     }
     free(ok);

@@ -1232,6 +1232,22 @@ __global__ void __launch_bounds__(TSR_RG_WARPS * 32, TSR_RG_MINB) tsr__box_reg_k
 /* Plan a reg launch; 0 when this variant does not take the arguments (not 8-bit gray, a radius
  * above 2 or of 0 on both axes, a constant above 255). With g NULL only answers that.
  * TSR_CUDA_REG_STRIP overrides the rows per strip for measurements. */
+/* The run of a variant whose plan needs 16-byte aligned destination rows, for a destination
+ * whose rows are not (supports() sees only the source, so a default can meet one: the viewer's
+ * pixel buffers): box/warp, else box/fast (which computes threshold too), both taking any
+ * alignment. Shared with box/wide (box_common.cuh). */
+tsr_status tsr__box_unaligned_dst(const tsr__box_args &a, const tsr_image *src, const tsr_image *dst, cudaStream_t st,
+                                  const char *what)
+{
+    tsr__fast_geom g;
+    int nt;
+    size_t smem;
+    if (tsr__box_warp_plan(a, src->depth, src, dst, NULL)) return tsr__box_warp_run(a, src, dst, st, what);
+    if (tsr__box_fast_plan(a, src->depth, src, dst, &g, &nt, &smem))
+        return tsr__box_fast_run(a, src, (tsr_image *)dst, st, what);
+    return tsr__fail(TSR_E_UNSUPPORTED, "%s: no kernel takes this destination's row alignment at radius %d", what, a.rx);
+}
+
 static int tsr__box_reg_plan(const tsr__box_args &a, int depth, const tsr_image *src, const tsr_image *dst,
                              tsr__reg_geom *g)
 {
@@ -1269,10 +1285,8 @@ static tsr_status tsr__box_reg_run(const tsr__box_args &a, const tsr_image *src,
 {
     tsr__reg_geom g;
     if (!tsr__box_reg_plan(a, src->depth, src, dst, &g)) {
-        /* supports() saw only the source: a destination whose rows are not 16-byte aligned
-         * goes to box/warp, which takes any alignment. */
-        if (tsr__box_reg_plan(a, src->depth, src, src, NULL) && tsr__box_warp_plan(a, src->depth, src, dst, NULL))
-            return tsr__box_warp_run(a, src, dst, st, what);
+        if (tsr__box_reg_plan(a, src->depth, src, src, NULL))   /* only the destination's rows */
+            return tsr__box_unaligned_dst(a, src, dst, st, what);
         return tsr__fail(TSR_E_UNSUPPORTED, "%s: only 8-bit one-channel images with radii up to %d (%d for threshold)", what,
                          TSR_RG_RMAX, TSR_RG_RMAX_THRESH);
     }

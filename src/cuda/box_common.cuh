@@ -87,6 +87,11 @@ static inline tsr__box_args tsr__box_args_threshold(const tsr_image *src, tsr_im
     return a;
 }
 
+/* box.cu: the run for a destination whose rows are not 16-byte aligned, of a variant whose plan
+ * needs them (box/warp, else box/fast). */
+tsr_status tsr__box_unaligned_dst(const tsr__box_args &a, const tsr_image *src, const tsr_image *dst, cudaStream_t st,
+                                  const char *what);
+
 /* Whether window sums (plus the rounding offset) fit 32 bits: the CPU's rule, so that
  * wrapping 32-bit running sums still give exact window sums. */
 static inline int tsr__box_sums_fit_32(const tsr__box_args &a, int depth)

@@ -372,6 +372,8 @@ static tsr_status tsr__box_wide_run(const tsr__box_args &a, const tsr_image *src
                                     cudaStream_t st, const char *what)
 {
     tsr__wide_geom g;
+    if (!tsr__box_wide_plan(a, src->depth, src, dst, &g) && tsr__box_wide_plan(a, src->depth, src, src, NULL))
+        return tsr__box_unaligned_dst(a, src, dst, st, what);   /* only the destination's rows */
     if (!tsr__box_wide_plan(a, src->depth, src, dst, &g))
         return tsr__fail(TSR_E_UNSUPPORTED, "%s: only 8-bit one-channel images with 16-byte aligned rows, rx up to %d "
                          "(below the width) and ry up to %d", what, TSR_WD_RXMAX, TSR_WD_RYMAX);

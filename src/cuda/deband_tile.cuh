@@ -128,15 +128,7 @@ __device__ __forceinline__ void tsr__dbt_pixels(const tsr__db_plane &P, const Ti
         const int v = min(max((keep ? s : avg) + grain[k], P.lo), P.hi);
         out[k] = RAW ? v : tsr__db_quant(&P, v, tsr__db_dither_add(&P, x0 + k, y));
     }
-    if (vec && n == TSR_DBV_PX) {
-        typename tsr__dbv_vec<Tout>::type o;
-        o.x = (Tout)out[0], o.y = (Tout)out[1], o.z = (Tout)out[2], o.w = (Tout)out[3];
-        *(typename tsr__dbv_vec<Tout>::type *)d = o;
-    } else {
-#pragma unroll
-        for (int k = 0; k < TSR_DBV_PX; k++)
-            if (k < n) d[k] = (Tout)out[k];
-    }
+    tsr__dbv_store<Tout>(out, d, n, vec);
 }
 
 /* A block stages its tile's reach of every plane of its group and the row keys of its 32 rows,

@@ -44,6 +44,22 @@ template <typename T> struct tsr__dbv_vec;
 template <> struct tsr__dbv_vec<uint16_t> { typedef ushort4 type; };
 template <> struct tsr__dbv_vec<uint8_t> { typedef uchar4 type; };
 
+/* Store the n (1..4) output values of a thread at d: one 4-sample store when the row is aligned
+ * for it (vec) and all 4 are inside the plane, else one at a time. */
+template <typename Tout>
+__device__ __forceinline__ void tsr__dbv_store(const int *out, Tout *d, int n, int vec)
+{
+    if (vec && n == TSR_DBV_PX) {
+        typename tsr__dbv_vec<Tout>::type v;
+        v.x = (Tout)out[0], v.y = (Tout)out[1], v.z = (Tout)out[2], v.w = (Tout)out[3];
+        *(typename tsr__dbv_vec<Tout>::type *)d = v;
+    } else {
+#pragma unroll
+        for (int k = 0; k < TSR_DBV_PX; k++)
+            if (k < n) d[k] = (Tout)out[k];
+    }
+}
+
 /* Deband the 4 pixels at (x0.., y) from their samples and references (raw, at the input depth;
  * Q's sample mode and blur-first already the kernel's constants), then store the n (1..4) inside
  * the plane at d: one 4-sample store when the row is aligned for it (vec) and all 4 are inside,
@@ -60,15 +76,7 @@ __device__ __forceinline__ void tsr__dbv_finish(const tsr__db_plane &Q, const in
                                     ref[k][3] << sh, Q.grain ? tsr__db_grain(&Q, grow, x0 + k) : 0);
         out[k] = RAW ? v : tsr__db_quant(&Q, v, tsr__db_dither_add(&Q, x0 + k, y));
     }
-    if (vec && n == TSR_DBV_PX) {
-        typename tsr__dbv_vec<Tout>::type v;
-        v.x = (Tout)out[0], v.y = (Tout)out[1], v.z = (Tout)out[2], v.w = (Tout)out[3];
-        *(typename tsr__dbv_vec<Tout>::type *)d = v;
-    } else {
-#pragma unroll
-        for (int k = 0; k < TSR_DBV_PX; k++)
-            if (k < n) d[k] = (Tout)out[k];
-    }
+    tsr__dbv_store<Tout>(out, d, n, vec);
 }
 
 /* Plane q's 4 pixels at (x0.., y): load, deband with the given offsets, store. n: pixels inside

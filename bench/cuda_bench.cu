@@ -6,7 +6,7 @@
  * keeps the GPU busy while the host enqueues the variant, so host overhead is not counted.
  * Median of >= 20 runs after 3 warm-up runs. Bytes = bytes read + bytes written (one pass).
  *
- * Usage: tessera-bench-cuda [--quick] [--no-table] [--strips | --warp | --reg | --wide | --radii]
+ * Usage: tessera-bench-cuda [--quick] [--no-table] [--ops a,b] [--strips | --warp | --reg | --wide | --radii]
  *   --strips: box/fast strip-height and column-sums band sweeps; --warp: box/warp and
  *   threshold/warp strip height x slide-path sweep; --reg: box/reg and threshold/reg strip heights;
  *   --wide: box/wide and threshold/wide strip heights; --radii: the default variant of box at every
@@ -417,10 +417,26 @@ static void radii_table(const tsr_image *g)
     g_runs = saved_runs;
 }
 
+/* Whether 'name' is one of the comma-separated names in 'list'. */
+static int name_listed(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && !strncmp(p, name, n)) return 1;
+        if (!e) break;
+        p = e + 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int quick = 0, strips = 0, table = 1;
+    const char *only = NULL;   /* --ops a,b: only these operations in the table */
     for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--ops") && i + 1 < argc) only = argv[++i];
         if (!strcmp(argv[i], "--quick")) quick = 1;
         if (!strcmp(argv[i], "--strips")) strips = 1;
         if (!strcmp(argv[i], "--warp")) strips = 2;
@@ -450,6 +466,7 @@ int main(int argc, char **argv)
         print_header();
         for (int oi = 0; table && oi < tsr_op_count(); oi++) {
             const tsr_op *op = tsr_op_at(oi);
+            if (only && !name_listed(only, op->name)) continue;
             std::vector<bench_case> cs = cases_for(op->name, w, h, quick);
             for (auto &c : cs) {
                 const tsr_image *src = !strcmp(op->name, "gray") ? &rgb : &g;

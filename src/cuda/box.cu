@@ -5,6 +5,7 @@
  * Variants (default first where several apply: the registry takes the first that supports)
  *  box/reg          8-bit gray, radii up to 2: window rows and column sums in registers
  *  box/wide         8-bit gray, rx up to 127, ry up to 128: per-warp prefix rows (box_wide.cu)
+ *  box/sweep        8-bit gray, rx up to 94, ry up to 128: column sums transposed, row running sums (box_sweep.cu)
  *  box/warp         8-bit gray, radii up to 48, any alignment: per-warp sliding sums
  *  box/fast         running column sums down a strip of rows plus a block-wide prefix scan of
  *                   each row: any image, cost independent of the radius
@@ -1357,6 +1358,9 @@ extern "C" const tsr_variant tsr__box_cuda[] = {
     {"wide", TSR_BACKEND_CUDA,
      "8-bit gray, rx up to 127, ry up to 128: per-warp prefix rows in shared memory, two reads per pixel whatever the radius",
      tsr__box_wide, tsr__box_wide_supports, 1, 0},
+    {"sweep", TSR_BACKEND_CUDA,
+     "8-bit gray, rx up to 94, ry up to 128: column sums transposed through shared memory, a running sum along each row",
+     tsr__box_sweep, tsr__box_sweep_supports, 0, 0},
     {"warp", TSR_BACKEND_CUDA,
      "8-bit gray, radii up to 48: each warp slides packed column sums over its own segment and strip, no barriers",
      tsr__box_warp, tsr__box_warp_supports, 1, 0},
@@ -1375,6 +1379,8 @@ extern "C" const tsr_variant tsr__threshold_cuda[] = {
      tsr__threshold_reg, tsr__threshold_reg_supports, 1, 0},
     {"wide", TSR_BACKEND_CUDA, "box/wide's means with the comparison as the output step (8-bit, blocks up to 255)",
      tsr__threshold_wide, tsr__threshold_wide_supports, 1, 0},
+    {"sweep", TSR_BACKEND_CUDA, "box/sweep's means with the comparison in the row pass (8-bit, blocks up to 189)",
+     tsr__threshold_sweep, tsr__threshold_sweep_supports, 0, 0},
     {"warp", TSR_BACKEND_CUDA, "box/warp's means with the comparison as the output step (8-bit, blocks up to 97)",
      tsr__threshold_warp, tsr__threshold_warp_supports, 1, 0},
     {"fused", TSR_BACKEND_CUDA, "the fast box kernel's sums with the comparison fused into its output pass",

@@ -54,51 +54,6 @@ struct tsr__wide_geom {
     unsigned cv;            /* the column sum of a column outside the image (constant border) */
 };
 
-/* Word q (bytes 4q..4q+3) of a lane's partial last group at column xc of row 'row' (NULL: the
- * constant's row): bytes at or past the width w are zero. Scalar words, so nothing goes to
- * local memory. */
-__device__ __noinline__ static unsigned tsr__wd_partial_word(const uint8_t *row, int xc, int w, int value, int q)
-{
-    unsigned v = 0;
-    for (int k = 0; k < 4; k++) {
-        const int j = 4 * q + k;
-        if (xc + j < w) v |= (unsigned)(row ? __ldg(row + j) : (uint8_t)value) << (8 * k);
-    }
-    return v;
-}
-
-/* Store the first n (< 16) of the 16 bytes o0..o3 at d: the image's partial last group. Out of
- * line with the words by value, so the full-group path keeps them in registers. */
-__device__ __noinline__ static void tsr__wd_partial_store(uint8_t *d, int n, unsigned o0, unsigned o1, unsigned o2,
-                                                          unsigned o3)
-{
-    for (int j = 0; j < n; j++) {
-        const unsigned wq = j < 4 ? o0 : j < 8 ? o1 : j < 12 ? o2 : o3;
-        d[j] = (uint8_t)(wq >> (8 * (j & 3)));
-    }
-}
-
-/* This lane's 16 bytes of image row y at column xc (rows outside the image mapped through the
- * border, constant rows splatted). Interior segments (EDGE 0): one 16-byte load. Edge segments:
- * by 'inside', 0 no column in the image (zeros), 1 all 16 (one load), 2 the partial last group
- * of a row whose width is not a multiple of 16 (bytes at or past w are zero). */
-template <int EDGE>
-__device__ __forceinline__ uint4 tsr__wd_load(const tsr__box_args &a, int y, int xc, int inside)
-{
-    int yy = (unsigned)y < (unsigned)a.h ? y : tsr__rg_border_row(y, a.h, a.border);
-    if (EDGE && inside == 0) return make_uint4(0, 0, 0, 0);
-    if (!EDGE || inside == 1) {
-        if (yy < 0) {
-            unsigned splat = (unsigned)a.value * 0x01010101u;
-            return make_uint4(splat, splat, splat, splat);
-        }
-        return __ldg((const uint4 *)(tsr__cu_row<uint8_t>(a.src, a.sstride, yy) + xc));
-    }
-    const uint8_t *row = yy < 0 ? NULL : tsr__cu_row<uint8_t>(a.src, a.sstride, yy) + xc;
-    return make_uint4(tsr__wd_partial_word(row, xc, a.w, a.value, 0), tsr__wd_partial_word(row, xc, a.w, a.value, 1),
-                      tsr__wd_partial_word(row, xc, a.w, a.value, 2), tsr__wd_partial_word(row, xc, a.w, a.value, 3));
-}
-
 /* The window sums of this lane's 16 columns from the segment row S of lane-local prefixes:
  * E[c] = S[slot(c)] + Off[c >> 4], so sum j = S[slot(16 lane + j + rx + 1)] - S[slot(16 lane + j - rx)]
  * plus the difference of the two lanes' offsets, d<hi side crossed><lo side crossed>.
@@ -179,15 +134,6 @@ __device__ __forceinline__ void tsr__wd_row(const tsr__box_args &a, const tsr__w
     } else {
         tsr__wd_partial_store(drow, a.w - xc, o.x, o.y, o.z, o.w);
     }
-}
-
-/* Column c (within rx of the image, rx < w) mapped into the image through a reflecting or
- * replicating border. */
-__device__ __forceinline__ int tsr__wd_map(int c, int w, int border)
-{
-    if (border == TSR_BORDER_REPLICATE) return c < 0 ? 0 : w - 1;
-    const int d = border == TSR_BORDER_REFLECT101;
-    return c < 0 ? -c - 1 + d : 2 * w - 1 - d - c;
 }
 
 /* Edge segments: give the columns outside the image the column sums of the columns they map to

@@ -13,7 +13,8 @@
  *     two 16-bit shared loads and one add whatever the radius. The means go into an output table;
  *  C. the output table's rows go out as 16-byte stores (threshold: compared with the source's
  *     16 bytes, loaded here where the lanes' loads are coalesced).
- * The next batch's 16 row loads are issued after phase A, so they are in flight during B and C.
+ * The next batch's 8 entering rows are loaded after phase A, so they are in flight during B and
+ * C; the 8 leaving rows (cache hits mostly) at the start of phase A.
  * The sum slides serially only along a chunk, so a row's work is split four ways, and the table
  * rows are laid out 260 words apart (4 banks) with chunk k starting 2 k columns past a multiple of
  * 64, so the 32 lanes' loads of phase B fall in 32 different banks.
@@ -35,8 +36,8 @@ enum {
     TSR_SW_OB = 528,               /* bytes per row of outputs (16-byte aligned rows) */
     TSR_SW_WARP_WORDS = TSR_SW_R * TSR_SW_ROWW + TSR_SW_R * TSR_SW_OB / 4,
     TSR_SW_WARPS = 4,
-    TSR_SW_MINB = 4,               /* blocks per SM for box (128 registers; shared memory allows 4);
-                                      threshold 3, whose phase C would spill at 128 */
+    TSR_SW_MINB = 3,               /* blocks per SM the registers must allow (up to 168): measured
+                                      faster than 4 (128 registers; shared memory allows 4) */
     TSR_SW_RXMAX = 94,             /* H <= 96: at least 320 output columns per segment */
     TSR_SW_RYMAX = 128
 };
@@ -68,8 +69,28 @@ __device__ __noinline__ static void tsr__sw_fill_outside(unsigned short *S16, in
     }
 }
 
+/* A lane's 16 bytes of consecutive image rows from row y on. INNER (the strip's rows and the
+ * windows' rows all inside the image, an interior segment): a pointer stepped by the stride, one
+ * add per row; otherwise every row mapped through the border as it is loaded. */
+template <int EDGE, int INNER>
+struct tsr__sw_rows {
+    const uint8_t *p;
+    int y;
+    __device__ __forceinline__ tsr__sw_rows(const tsr__box_args &a, int y0, int xc)
+        : p(INNER ? tsr__cu_row<uint8_t>(a.src, a.sstride, y0) + xc : NULL), y(y0) {}
+    __device__ __forceinline__ uint4 next(const tsr__box_args &a, int xc, int inside)
+    {
+        if (INNER) {
+            const uint4 v = __ldg((const uint4 *)p);
+            p += a.sstride;
+            return v;
+        }
+        return tsr__wd_load<EDGE>(a, y++, xc, inside);
+    }
+};
+
 /* Rows [y0, y1) of the segment whose outputs start at image column x0 (see the top of the file). */
-template <int THRESH, int EDGE, int SHIFT>
+template <int THRESH, int EDGE, int SHIFT, int INNER>
 __device__ __forceinline__ void tsr__sw_strip(const tsr__box_args &a, const tsr__sweep_geom &g, unsigned *S,
                                               unsigned char *O, int lane, int x0, int y0, int y1)
 {
@@ -78,16 +99,17 @@ __device__ __forceinline__ void tsr__sw_strip(const tsr__box_args &a, const tsr_
     const int inside = !EDGE || (xc >= 0 && xc + 16 <= a.w) ? 1 : xc >= 0 && xc < a.w ? 2 : 0;
     const int ry = a.ry, rx = a.rx;
     unsigned c[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    {
+        tsr__sw_rows<EDGE, INNER> first(a, y0 - ry, xc);
 #pragma unroll 8
-    for (int i = -ry; i <= ry; i++) tsr__rg_acc(c, tsr__wd_load<EDGE>(a, y0 + i, xc, inside));
+        for (int i = -ry; i <= ry; i++) tsr__rg_acc(c, first.next(a, xc, inside));
+    }
     /* the rows entering and leaving the windows of the next batch, loaded a whole batch ahead so
      * that their latency passes during phases B and C */
-    uint4 pin[TSR_SW_R], pout[TSR_SW_R];
+    tsr__sw_rows<EDGE, INNER> rin(a, y0 + ry + 1, xc), rout(a, y0 - ry, xc);
+    uint4 pin[TSR_SW_R];
 #pragma unroll
-    for (int i = 0; i < TSR_SW_R; i++) {
-        pin[i] = tsr__wd_load<EDGE>(a, y0 + i + ry + 1, xc, inside);
-        pout[i] = tsr__wd_load<EDGE>(a, y0 + i - ry, xc, inside);
-    }
+    for (int i = 0; i < TSR_SW_R; i++) pin[i] = rin.next(a, xc, inside);
     const int nvalid = min(g.tw, a.w - x0);
     /* phase B's role: row bi of the batch, chunk bk; selects rather than an indexed load (an
      * index into the parameters would copy them to the stack) */
@@ -96,7 +118,12 @@ __device__ __forceinline__ void tsr__sw_strip(const tsr__box_args &a, const tsr_
     const int xb = min(bk == 0 ? g.cstart[1] : bk == 1 ? g.cstart[2] : bk == 2 ? g.cstart[3] : g.tw, nvalid);
     const unsigned short *S16 = (const unsigned short *)S + bi * (2 * TSR_SW_ROWW);
     for (int yb = y0; yb < y1; yb += TSR_SW_R) {
-        /* A: the batch's column sums, row by row, then the next batch's loads */
+        /* A: the batch's column sums, row by row, then the next batch's loads. The rows leaving
+         * (read 2 ry + 1 rows earlier, so mostly cache hits) are loaded here, all 8 at once:
+         * kept a batch ahead like the entering rows, their 32 registers cost a block per SM */
+        uint4 pout[TSR_SW_R];
+#pragma unroll
+        for (int i = 0; i < TSR_SW_R; i++) pout[i] = rout.next(a, xc, inside);
 #pragma unroll
         for (int i = 0; i < TSR_SW_R; i++) {
             uint4 *srow = (uint4 *)(S + i * TSR_SW_ROWW + 8 * lane);
@@ -106,10 +133,7 @@ __device__ __forceinline__ void tsr__sw_strip(const tsr__box_args &a, const tsr_
         }
         if (yb + TSR_SW_R < y1) {
 #pragma unroll
-            for (int i = 0; i < TSR_SW_R; i++) {
-                pin[i] = tsr__wd_load<EDGE>(a, yb + TSR_SW_R + i + ry + 1, xc, inside);
-                pout[i] = tsr__wd_load<EDGE>(a, yb + TSR_SW_R + i - ry, xc, inside);
-            }
+            for (int i = 0; i < TSR_SW_R; i++) pin[i] = rin.next(a, xc, inside);
         }
         __syncwarp();
         if (EDGE) {
@@ -122,7 +146,10 @@ __device__ __forceinline__ void tsr__sw_strip(const tsr__box_args &a, const tsr_
             unsigned s = g.half;
             for (const unsigned short *p = S16 + xa + g.H - rx; p < cin; p++) s += *p;
             unsigned short *orow = (unsigned short *)(O + bi * TSR_SW_OB + xa);
-            for (int x = xa; x < xb; x += 8, cin += 8, cout += 8, orow += 4) {
+            const unsigned magic = g.magic;
+            const int shift = g.shift;
+            int x = xa;
+            for (; x + 8 <= xb; x += 8, cin += 8, cout += 8, orow += 4) {
                 unsigned vi[8], vo[8], m[8];
 #pragma unroll
                 for (int j = 0; j < 8; j++) {
@@ -131,13 +158,19 @@ __device__ __forceinline__ void tsr__sw_strip(const tsr__box_args &a, const tsr_
                 }
 #pragma unroll
                 for (int j = 0; j < 8; j++) {
-                    m[j] = SHIFT ? __umulhi(s, g.magic) >> g.shift : __umulhi(s, g.magic);
+                    m[j] = SHIFT ? __umulhi(s, magic) >> shift : __umulhi(s, magic);
                     s += vi[j] - vo[j];
                 }
-                /* a chunk's last step stops at its end: the next chunk's lane writes past it */
 #pragma unroll
-                for (int j = 0; j < 4; j++)
-                    if (x + 2 * j < xb) orow[j] = (unsigned short)(m[2 * j] | (m[2 * j + 1] << 8));
+                for (int j = 0; j < 4; j++) orow[j] = (unsigned short)__byte_perm(m[2 * j], m[2 * j + 1], 0x0040);
+            }
+            /* the chunk's last outputs, two at a time: the next chunk's lane writes past its end */
+            for (; x < xb; x += 2, cin += 2, cout += 2) {
+                const unsigned m0 = SHIFT ? __umulhi(s, magic) >> shift : __umulhi(s, magic);
+                s += (unsigned)cin[0] - (unsigned)cout[0];
+                const unsigned m1 = SHIFT ? __umulhi(s, magic) >> shift : __umulhi(s, magic);
+                s += (unsigned)cin[1] - (unsigned)cout[1];
+                *orow++ = (unsigned short)__byte_perm(m0, m1, 0x0040);
             }
         }
         __syncwarp();
@@ -166,7 +199,7 @@ __device__ __forceinline__ void tsr__sw_strip(const tsr__box_args &a, const tsr_
 /* One warp per (segment, strip): the edge segments' warps first, then the interior ones, whose
  * consecutive warps are neighbouring segments of one strip. */
 template <int THRESH, int SHIFT>
-__global__ void __launch_bounds__(TSR_SW_WARPS * 32, THRESH ? 3 : TSR_SW_MINB) tsr__box_sweep_kernel(tsr__box_args a, tsr__sweep_geom g)
+__global__ void __launch_bounds__(TSR_SW_WARPS * 32, TSR_SW_MINB) tsr__box_sweep_kernel(tsr__box_args a, tsr__sweep_geom g)
 {
     extern __shared__ uint4 tsr__sw_smem[];
     const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5;
@@ -178,13 +211,17 @@ __global__ void __launch_bounds__(TSR_SW_WARPS * 32, THRESH ? 3 : TSR_SW_MINB) t
         const int idx = (int)(gw / g.nstrips), strip = (int)(gw % g.nstrips);
         const int seg = idx < g.seg_l ? idx : g.seg_r + (idx - g.seg_l);
         const int y0 = strip * g.strip_h;
-        tsr__sw_strip<THRESH, 1, SHIFT>(a, g, S, O, lane, seg * g.tw, y0, min(a.h, y0 + g.strip_h));
+        tsr__sw_strip<THRESH, 1, SHIFT, 0>(a, g, S, O, lane, seg * g.tw, y0, min(a.h, y0 + g.strip_h));
     } else {
         gw -= g.nwarps_e;
         const int nint = g.seg_r - g.seg_l;
         const int seg = g.seg_l + (int)(gw % nint), strip = (int)(gw / nint);
-        const int y0 = strip * g.strip_h;
-        tsr__sw_strip<THRESH, 0, SHIFT>(a, g, S, O, lane, seg * g.tw, y0, min(a.h, y0 + g.strip_h));
+        const int y0 = strip * g.strip_h, y1 = min(a.h, y0 + g.strip_h);
+        /* every row the strip loads (its first window, the batches' rows entering and leaving) in the image */
+        if (y0 - a.ry >= 0 && y1 + TSR_SW_R + a.ry < a.h)
+            tsr__sw_strip<THRESH, 0, SHIFT, 1>(a, g, S, O, lane, seg * g.tw, y0, y1);
+        else
+            tsr__sw_strip<THRESH, 0, SHIFT, 0>(a, g, S, O, lane, seg * g.tw, y0, y1);
     }
 }
 
@@ -236,6 +273,19 @@ static int tsr__box_sweep_plan(const tsr__box_args &a, int depth, const tsr_imag
     return 1;
 }
 
+/* Let one kernel instance use 'smem' bytes of dynamic shared memory (above the 48 KB default),
+ * once per process; a repeated call by a racing thread sets the same value. */
+template <int THRESH, int SHIFT>
+static cudaError_t tsr__sw_allow_smem(size_t smem)
+{
+    static int done = 0;
+    if (done) return cudaSuccess;
+    cudaError_t e = cudaFuncSetAttribute(tsr__box_sweep_kernel<THRESH, SHIFT>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (e == cudaSuccess) done = 1;
+    return e;
+}
+
 /* Queue the sweep kernel for box or threshold arguments (the plan checked by supports()). */
 static tsr_status tsr__box_sweep_run(const tsr__box_args &a, const tsr_image *src, const tsr_image *dst,
                                      cudaStream_t st, const char *what)
@@ -248,21 +298,19 @@ static tsr_status tsr__box_sweep_run(const tsr__box_args &a, const tsr_image *sr
                          "(below the width) and ry up to %d", what, TSR_SW_RXMAX, TSR_SW_RYMAX);
     if (g.nwarps == 0) return TSR_OK;
     const size_t smem = (size_t)TSR_SW_WARPS * TSR_SW_WARP_WORDS * 4;
-    static int attr_set = 0;   /* above the 48 KB default: opted in once per kernel instance */
-    if (!attr_set) {
-        cudaError_t e = cudaSuccess;
-        if (e == cudaSuccess) e = cudaFuncSetAttribute(tsr__box_sweep_kernel<0, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-        if (e == cudaSuccess) e = cudaFuncSetAttribute(tsr__box_sweep_kernel<0, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-        if (e == cudaSuccess) e = cudaFuncSetAttribute(tsr__box_sweep_kernel<1, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-        if (e == cudaSuccess) e = cudaFuncSetAttribute(tsr__box_sweep_kernel<1, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-        if (e != cudaSuccess) return tsr__cuda_status(e, what);
-        attr_set = 1;
-    }
-    unsigned blocks = (unsigned)((g.nwarps + TSR_SW_WARPS - 1) / TSR_SW_WARPS);
-    if (a.thresh && g.shift) tsr__box_sweep_kernel<1, 1><<<blocks, TSR_SW_WARPS * 32, smem, st>>>(a, g);
-    else if (a.thresh) tsr__box_sweep_kernel<1, 0><<<blocks, TSR_SW_WARPS * 32, smem, st>>>(a, g);
-    else if (g.shift) tsr__box_sweep_kernel<0, 1><<<blocks, TSR_SW_WARPS * 32, smem, st>>>(a, g);
-    else tsr__box_sweep_kernel<0, 0><<<blocks, TSR_SW_WARPS * 32, smem, st>>>(a, g);
+    const unsigned blocks = (unsigned)((g.nwarps + TSR_SW_WARPS - 1) / TSR_SW_WARPS);
+    cudaError_t e;
+#define TSR__SW_LAUNCH(T, S)                                                                             \
+    do {                                                                                                \
+        e = tsr__sw_allow_smem<T, S>(smem);                                                             \
+        if (e != cudaSuccess) return tsr__cuda_status(e, what);                                         \
+        tsr__box_sweep_kernel<T, S><<<blocks, TSR_SW_WARPS * 32, smem, st>>>(a, g);                     \
+    } while (0)
+    if (a.thresh && g.shift) TSR__SW_LAUNCH(1, 1);
+    else if (a.thresh) TSR__SW_LAUNCH(1, 0);
+    else if (g.shift) TSR__SW_LAUNCH(0, 1);
+    else TSR__SW_LAUNCH(0, 0);
+#undef TSR__SW_LAUNCH
     return TSR_CUDA_LAUNCHED(what);
 }
 

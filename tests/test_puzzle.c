@@ -480,31 +480,39 @@ TEST(test_puzzle_bench)
 {
     const char *big = getenv("TSR_PUZZLE_BENCH_BIG");
     tsr_exec *ex = tsr_cuda_available() ? &pz_gpu : &pz_cpu;
+    /* TSR_PUZZLE_BENCH_SCRAMBLES=3: each photo also scrambled with seeds 2000 and 3000 + index
+     * (up to 12: 4000 ... 12000 + index) */
+    int nscr = getenv("TSR_PUZZLE_BENCH_SCRAMBLES") ? atoi(getenv("TSR_PUZZLE_BENCH_SCRAMBLES")) : 1;
     if (!getenv("TSR_PUZZLE_BENCH")) SKIP("benchmark (set TSR_PUZZLE_BENCH=1)");
+    nscr = nscr < 1 ? 1 : nscr > 12 ? 12 : nscr;
     printf("\nbackend: %s, %d CPU threads\n", ex == &pz_gpu ? tsr_cuda_device_name() : "cpu", tsr_threads());
     printf("| image | pieces | rotate | direct | direct after shift | neighbor | solve s |\n");
     printf("|---|---|---|---|---|---|---|\n");
     for (int rot = 0; rot <= 1; rot++) {
         double sd = 0, ss = 0, sn = 0, st = 0;
         int got = 0;
-        for (int i = 0; i < PZ_NPHOTOS; i++) {
+        for (int k = 0; k < PZ_NPHOTOS * nscr; k++) {
+            int i = k / nscr, sc = k % nscr;
+            char label[32];
             tsr_image img, scr = {0};
             tsr_puzzle_placement t, sol = {0};
             tsr_puzzle_options o = {18, 24, rot, TSR_PUZZLE_GREEDY, 0, NULL, NULL};
             tsr_puzzle_scores r = {0, 0, 0, 0, 0, 0};
             double t0, t1;
             if (pz_photo(i, 672, 504, &img)) continue;
-            if (getenv("TSR_PUZZLE_BENCH_SAVE") && !rot) {   /* the prepared photo, for the command line */
+            if (getenv("TSR_PUZZLE_BENCH_SAVE") && !rot && !sc) {   /* the prepared photo, for the command line */
                 char path[1024];
                 snprintf(path, sizeof path, "%s/photo_%d.png", getenv("TSR_PUZZLE_BENCH_SAVE"), i);
                 CHECK_OK(tsr_write(path, &img, 0));
             }
-            CHECK_OK(tsr_puzzle_scramble(&img, &scr, 18, 24, rot, 1000 + (uint64_t)i, &t));
+            CHECK_OK(tsr_puzzle_scramble(&img, &scr, 18, 24, rot, 1000 * (uint64_t)(sc + 1) + (uint64_t)i, &t));
             t0 = pz_now();
             CHECK_OK(tsr_puzzle_solve(&scr, &o, &sol, ex));
             t1 = pz_now();
             if (sol.piece) CHECK_OK(tsr_puzzle_score(&sol, &t, &r));
-            printf("| %s | 432 | %s | %.1f%% | %.1f%% | %.1f%% | %.3f |\n", pz_photos[i], rot ? "yes" : "no",
+            if (sc) snprintf(label, sizeof label, " (seed %d)", 1000 * (sc + 1));
+            printf("| %s%s | 432 | %s | %.1f%% | %.1f%% | %.1f%% | %.3f |\n", pz_photos[i], sc ? label : "",
+                   rot ? "yes" : "no",
                    100 * r.direct, 100 * r.direct_shifted, 100 * r.neighbor, t1 - t0);
             fflush(stdout);
             sd += r.direct, ss += r.direct_shifted, sn += r.neighbor, st += t1 - t0;

@@ -183,6 +183,8 @@ typedef struct tsr__pz_cache tsr__pz_cache;
 tsr__pz_cache *tsr__pz_cache_new(const tsr__pz *pz);   /* NULL when out of memory */
 void tsr__pz_cache_free(tsr__pz_cache *c);
 double tsr__pz_objective(const tsr__pz *pz, tsr__pz_cache *c, const int *piece, const unsigned char *rot);
+/* The objective's term of o2 on side d of o1 (normalised, capped). */
+float tsr__pz_term(tsr__pz_cache *c, int o1, int d, int o2);
 /* Cells of a full placement all of whose sides inside the grid have objective terms below thr:
  * fills grid coordinates gy/gx and oriented tiles go, returns their count. */
 int tsr__pz_confident(const tsr__pz *pz, tsr__pz_cache *c, const int *piece, const unsigned char *rot, float thr,

@@ -403,6 +403,10 @@ static int tsr__pz_segment(const tsr__pz *pz, const int *piece, const unsigned c
 #define TSR_PZ_LNS_WIN 10
 #define TSR_PZ_LNS_ITERS 48
 #define TSR_PZ_LNS_WORK 400000
+/* Segments moved by the neighbourhood search are joined by edges below this objective term
+ * (stricter than the local search's TSR_PZ_SEG_EDGE: on the deep field's sky those run across
+ * wrong seams). */
+#define TSR_PZ_LNS_SEGTERM 0.7f
 
 /* Scratch of one start (one thread). */
 typedef struct {
@@ -484,21 +488,121 @@ static uint64_t tsr__pz_next(uint64_t *st)
     return z ^ (z >> 31);
 }
 
+/* Segment move of the neighbourhood search: a 4-connected group of cells joined by edges of
+ * objective term below TSR_PZ_LNS_SEGTERM (one of those of 2 to n/2 cells, chosen at random) is
+ * moved rigidly so that one of its border sides meets that side's first or second listed partner
+ * where that partner lies now; the cells it leaves and covers and those next to its new place
+ * are emptied and grown again inside the grid around it and the rest. A wrong region whose
+ * pieces fit together (a coat, a patch of sky) is moved whole, where a window would break it
+ * up. Fills w->p2/r2 and returns 1, or 0 when nothing was proposed (*s set when growing
+ * failed). Scratch: comp, newc (n ints), mark (n bytes), w->p3 (queue). */
+static int tsr__pz_segmove(tsr__pz_work *w, uint64_t *st, const int *piece, const unsigned char *rot, int *comp,
+                           int *newc, unsigned char *mark, tsr_status *s)
+{
+    const tsr__pz *pz = w->pz;
+    int n = pz->n, R = pz->rows, C = pz->cols, per = pz->rotate ? 4 : 1, ncomp = 0, pickc = -1, cnt = 0;
+    int cands = 0, keep = 0, found = 0, *queue = w->p3;
+#define PZ_O(i) (piece[i] * per + (pz->rotate ? rot[i] : 0))
+    for (int i = 0; i < n; i++) comp[i] = -1;
+    /* the groups; one of 2..n/2 cells picked uniformly (reservoir sampling) */
+    for (int c0 = 0; c0 < n; c0++) {
+        int h = 0, t = 0;
+        if (comp[c0] >= 0) continue;
+        comp[c0] = ncomp;
+        queue[t++] = c0;
+        while (h < t) {
+            int c = queue[h++], y = c / C, x = c % C;
+            for (int d = 0; d < 4; d++) {
+                int ny = y + tsr__pz_dy[d], nx = x + tsr__pz_dx[d], c2;
+                if (ny < 0 || ny >= R || nx < 0 || nx >= C) continue;
+                c2 = ny * C + nx;
+                if (comp[c2] < 0 && tsr__pz_term(w->cache, PZ_O(c), d, PZ_O(c2)) < TSR_PZ_LNS_SEGTERM) {
+                    comp[c2] = ncomp;
+                    queue[t++] = c2;
+                }
+            }
+        }
+        if (t >= 2 && t <= n / 2) {
+            cands++;
+            if (tsr__pz_next(st) % (uint64_t)cands == 0) pickc = ncomp, cnt = t;
+        }
+        ncomp++;
+    }
+    if (pickc < 0) return 0;
+    /* where it goes: a random border side of a random cell of it, against a listed partner */
+    for (int tries = 0; tries < 8 && !found; tries++) {
+        int k = (int)(tsr__pz_next(st) % (uint64_t)cnt), c = -1, d = (int)(tsr__pz_next(st) & 3), t, y, x, ny, nx, q;
+        int ok = 1, dy, dx;
+        const tsr__pz_cand *l;
+        t = (int)(tsr__pz_next(st) & 1);
+        for (int i = 0; i < n; i++)
+            if (comp[i] == pickc && k-- == 0) {
+                c = i;
+                break;
+            }
+        y = c / C, x = c % C, ny = y + tsr__pz_dy[d], nx = x + tsr__pz_dx[d];
+        if ((ny >= 0 && ny < R && nx >= 0 && nx < C && comp[ny * C + nx] == pickc) || t >= pz->k) continue;
+        l = tsr__pz_list(pz, PZ_O(c), d);
+        if (l[t].o < 0) continue;
+        for (q = 0; q < n && piece[q] != tsr__pz_piece(pz, l[t].o); q++) {}
+        if (comp[q] == pickc || PZ_O(q) != l[t].o) continue;
+        dy = q / C - tsr__pz_dy[d] - y, dx = q % C - tsr__pz_dx[d] - x;   /* the cell goes next to q */
+        if (!dy && !dx) continue;
+        for (int i = 0; i < n && ok; i++) {
+            int yy = i / C + dy, xx = i % C + dx;
+            newc[i] = -1;
+            if (comp[i] != pickc) continue;
+            ok = yy >= 0 && yy < R && xx >= 0 && xx < C && yy * C + xx != q;
+            newc[i] = yy * C + xx;
+        }
+        found = ok;
+    }
+    if (!found) return 0;
+    /* mark: 1 its old place, 2 its new place, 3 next to its new place; all emptied */
+    memset(mark, 0, (size_t)n);
+    for (int i = 0; i < n; i++)
+        if (comp[i] == pickc) mark[i] = 1;
+    for (int i = 0; i < n; i++)
+        if (comp[i] == pickc) mark[newc[i]] = 2;
+    for (int i = 0; i < n; i++)
+        if (comp[i] == pickc)
+            for (int d = 0; d < 4; d++) {
+                int ny = newc[i] / C + tsr__pz_dy[d], nx = newc[i] % C + tsr__pz_dx[d];
+                if (ny >= 0 && ny < R && nx >= 0 && nx < C && !mark[ny * C + nx]) mark[ny * C + nx] = 3;
+            }
+    for (int i = 0; i < n; i++) {
+        if (comp[i] == pickc) {
+            w->gy[keep] = newc[i] / C, w->gx[keep] = newc[i] % C, w->go[keep++] = PZ_O(i);
+        } else if (!mark[i]) {
+            w->gy[keep] = i / C, w->gx[keep] = i % C, w->go[keep++] = PZ_O(i);
+        }
+    }
+#undef PZ_O
+    if ((*s = tsr__pz_grow(pz, w->gy, w->gx, w->go, keep, 1, w->p2, w->r2, NULL, NULL))) return 0;
+    return 1;
+}
+
 /* Large neighbourhood search: windows of up to TSR_PZ_LNS_WIN x TSR_PZ_LNS_WIN cells, each
  * around a cell with a side whose objective term is TSR_PZ_KEEP or more (chosen at random, as
  * are the window's size and offset), are emptied, grown again inside the grid from the rest and
  * searched locally; a result is kept when the objective drops. The local search moves single
  * pieces, small blocks and confident segments; a wrong region joined by ambiguous sides (grass,
- * noise) needs its pieces taken out and placed again together. 'chain' seeds the generator, so
- * the result depends only on the input. */
+ * noise) needs its pieces taken out and placed again together. Without rotation every other
+ * iteration (at random) is a segment move (tsr__pz_segmove) instead: with rotation it gained
+ * nothing on the benchmark. 'chain' seeds the generator, so the result depends only on the
+ * input. */
 static tsr_status tsr__pz_lns(tsr__pz_work *w, int chain, int iters, int *piece, unsigned char *rot, double *score)
 {
     const tsr__pz *pz = w->pz;
     int n = pz->n, R = pz->rows, C = pz->cols, per = pz->rotate ? 4 : 1;
     uint64_t st = 0x6A09E667F3BCC909ull * (uint64_t)(chain + 1);
     unsigned char *ok = malloc((size_t)n);
+    int *comp = malloc(sizeof(int) * n), *newc = malloc(sizeof(int) * n);
     tsr_status s = TSR_OK;
-    if (!ok) return tsr__fail(TSR_E_NOMEM, "puzzle: out of memory for placement");
+    if (!ok || !comp || !newc) {
+        free(ok), free(comp), free(newc);
+        return tsr__fail(TSR_E_NOMEM, "puzzle: out of memory for placement");
+    }
     for (int it = 0; it < iters; it++) {
         int h = 2 + (int)(tsr__pz_next(&st) % (TSR_PZ_LNS_WIN - 1));
         int wd = 2 + (int)(tsr__pz_next(&st) % (TSR_PZ_LNS_WIN - 1));
@@ -506,25 +610,33 @@ static tsr_status tsr__pz_lns(tsr__pz_work *w, int chain, int iters, int *piece,
         int keep = 0;
         double c;
         if (good == n) break;   /* nothing looks wrong */
-        h = h < R ? h : R, wd = wd < C ? wd : C;
-        memset(ok, 0, (size_t)n);
-        for (int i = 0; i < good; i++) ok[w->gy[i] * C + w->gx[i]] = 1;
-        pick = (int)(tsr__pz_next(&st) % (uint64_t)(n - good));
-        for (int i = 0; i < n; i++)
-            if (!ok[i] && pick-- == 0) {   /* the window holds cell i somewhere */
-                y0 = i / C - (int)(tsr__pz_next(&st) % (uint64_t)h);
-                x0 = i % C - (int)(tsr__pz_next(&st) % (uint64_t)wd);
-                break;
+        /* known orientation: every other iteration (at random) moves a segment instead */
+        if (!pz->rotate && tsr__pz_next(&st) < (1ull << 63)) {
+            if (!tsr__pz_segmove(w, &st, piece, rot, comp, newc, ok, &s)) {
+                if (s) break;
+                continue;
             }
-        y0 = y0 < 0 ? 0 : y0 > R - h ? R - h : y0;
-        x0 = x0 < 0 ? 0 : x0 > C - wd ? C - wd : x0;
-        for (int i = 0; i < n; i++) {
-            int y = i / C, x = i % C;
-            if (y >= y0 && y < y0 + h && x >= x0 && x < x0 + wd) continue;
-            w->gy[keep] = y, w->gx[keep] = x, w->go[keep++] = piece[i] * per + (pz->rotate ? rot[i] : 0);
+        } else {
+            h = h < R ? h : R, wd = wd < C ? wd : C;
+            memset(ok, 0, (size_t)n);
+            for (int i = 0; i < good; i++) ok[w->gy[i] * C + w->gx[i]] = 1;
+            pick = (int)(tsr__pz_next(&st) % (uint64_t)(n - good));
+            for (int i = 0; i < n; i++)
+                if (!ok[i] && pick-- == 0) {   /* the window holds cell i somewhere */
+                    y0 = i / C - (int)(tsr__pz_next(&st) % (uint64_t)h);
+                    x0 = i % C - (int)(tsr__pz_next(&st) % (uint64_t)wd);
+                    break;
+                }
+            y0 = y0 < 0 ? 0 : y0 > R - h ? R - h : y0;
+            x0 = x0 < 0 ? 0 : x0 > C - wd ? C - wd : x0;
+            for (int i = 0; i < n; i++) {
+                int y = i / C, x = i % C;
+                if (y >= y0 && y < y0 + h && x >= x0 && x < x0 + wd) continue;
+                w->gy[keep] = y, w->gx[keep] = x, w->go[keep++] = piece[i] * per + (pz->rotate ? rot[i] : 0);
+            }
+            if (keep < 1) continue;
+            if ((s = tsr__pz_grow(pz, w->gy, w->gx, w->go, keep, 1, w->p2, w->r2, NULL, NULL))) break;
         }
-        if (keep < 1) continue;
-        if ((s = tsr__pz_grow(pz, w->gy, w->gx, w->go, keep, 1, w->p2, w->r2, NULL, NULL))) break;
         if ((s = tsr__pz_refine(pz, w->cache, w->p2, w->r2, piece, rot))) break;
         c = tsr__pz_objective(pz, w->cache, w->p2, w->r2);
         if (c < *score) {
@@ -533,9 +645,10 @@ static tsr_status tsr__pz_lns(tsr__pz_work *w, int chain, int iters, int *piece,
             *score = c;
         }
     }
-    free(ok);
+    free(ok), free(comp), free(newc);
     return s;
 }
+
 
 /* One start: grow from a seed (or its better turn, with 'turn'), then (with repair) regrow from the largest best-buddy segment,
  * refine, reframe, regrow from the confident cells, refine; piece/rot and its objective. */

@@ -110,6 +110,9 @@ static float tsr__pz_edge(tsr__pz_cache *c, int o1, int d, int o2)
     return v;
 }
 
+/* Contract: see puzzle_core.h. */
+float tsr__pz_term(tsr__pz_cache *c, int o1, int d, int o2) { return tsr__pz_edge(c, o1, d, o2); }
+
 /* Oriented tile of cell i of a placement. */
 static inline int tsr__pz_cell(const tsr__pz *pz, const int *piece, const unsigned char *rot, int i)
 {

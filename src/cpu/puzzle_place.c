@@ -649,7 +649,6 @@ static tsr_status tsr__pz_lns(tsr__pz_work *w, int chain, int iters, int *piece,
     return s;
 }
 
-
 /* One start: grow from a seed (or its better turn, with 'turn'), then (with repair) regrow from the largest best-buddy segment,
  * refine, reframe, regrow from the confident cells, refine; piece/rot and its objective. */
 static tsr_status tsr__pz_start(tsr__pz_work *w, int repair, int seed, int turn, int *piece, unsigned char *rot,

@@ -6,10 +6,11 @@
  * keeps the GPU busy while the host enqueues the variant, so host overhead is not counted.
  * Median of >= 20 runs after 3 warm-up runs. Bytes = bytes read + bytes written (one pass).
  *
- * Usage: tessera-bench-cuda [--quick] [--no-table] [--ops a,b] [--strips | --warp | --reg | --wide | --radii]
+ * Usage: tessera-bench-cuda [--quick] [--no-table] [--ops a,b] [--strips | --warp | --reg | --wide | --sweep | --radii]
  *   --strips: box/fast strip-height and column-sums band sweeps; --warp: box/warp and
  *   threshold/warp strip height x slide-path sweep; --reg: box/reg and threshold/reg strip heights;
- *   --wide: box/wide and threshold/wide strip heights; --radii: the default variant of box at every
+ *   --wide: box/wide and threshold/wide strip heights (3840x2160 too); --sweep: box/sweep and
+ *   threshold/sweep strip heights at both sizes; --radii: the default variant of box at every
  *   radius 1..64 and of threshold at every block 3..129 (8192x8192 only); --no-table: only the sweep */
 #include "../src/core/internal.h"
 #include "../src/core/ops.h"
@@ -382,10 +383,8 @@ static void sweep_strips(const char *variant, const char *env_strip, const char 
 /* The variant the registry picks for the CUDA backend and these parameters (NULL if none). */
 static const tsr_variant *default_variant(const tsr_op *op, const tsr_image *src, const void *params)
 {
-    for (int vi = 0; op->variants[vi]; vi++) {
-        const tsr_variant *v = op->variants[vi];
-        if (v->backend == TSR_BACKEND_CUDA && v->is_default && (!v->supports || v->supports(src, params))) return v;
-    }
+    for (int vi = 0; op->variants[vi]; vi++)
+        if (tsr__takes_by_default(op->variants[vi], TSR_BACKEND_CUDA, src, params)) return op->variants[vi];
     return NULL;
 }
 
@@ -443,6 +442,7 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--reg")) strips = 3;
         if (!strcmp(argv[i], "--wide")) strips = 4;
         if (!strcmp(argv[i], "--radii")) strips = 5;
+        if (!strcmp(argv[i], "--sweep")) strips = 6;
         if (!strcmp(argv[i], "--no-table")) table = 0;
     }
     if (!tsr_cuda_available()) {
@@ -565,6 +565,10 @@ int main(int argc, char **argv)
         if (strips == 4 && si == 0)
             sweep_strips("wide", "TSR_CUDA_WIDE_STRIP", NULL, {1, 4, 8, 15, 31, 48, 64, 100}, {16, 32, 64, 128, 256},
                          &g);
+        if (strips == 4 && si == 1)
+            sweep_strips("wide", "TSR_CUDA_WIDE_STRIP", NULL, {3, 7, 15, 31, 64}, {4, 8, 12, 16, 24, 32}, &g);
+        if (strips == 6)
+            sweep_strips("sweep", "TSR_CUDA_SWEEP_STRIP", NULL, {1, 3, 7, 15, 31, 64}, {8, 16, 24, 32, 48, 64}, &g);
         if (strips == 5 && si == 0) radii_table(&g);
         tsr_image_free(&g);
         tsr_image_free(&rgb);

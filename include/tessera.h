@@ -206,6 +206,9 @@ typedef struct tsr_variant {
     int (*supports)(const tsr_image *src, const void *params);
     int is_default;             /* preferred variant for its backend */
     int is_reference;           /* the plain definition the others are tested against */
+    /* NULL or nonzero when this default should take these inputs: a speed choice between
+     * defaults that all handle them (supports() is the correctness one). */
+    int (*prefer)(const tsr_image *src, const void *params);
 } tsr_variant;
 
 typedef struct tsr_op {

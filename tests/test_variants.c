@@ -397,6 +397,42 @@ TEST(test_variants_registry)
     (void)cuda_variants;
 }
 
+/* The registry's choice among defaults: the first default that handles and prefers the
+ * inputs, else the first default that handles them, else the reference. */
+static int fake_wide_only(const tsr_image *src, const void *params) { return src->width >= 16; }
+static int fake_small_only(const tsr_image *src, const void *params) { return src->width < 64; }
+static tsr_status fake_run(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
+{
+    return TSR_OK;
+}
+
+TEST(test_variants_registry_prefer)
+{
+    const tsr_variant a = {"a", TSR_BACKEND_CPU, "", fake_run, fake_small_only, 1, 0, fake_wide_only};
+    const tsr_variant b = {"b", TSR_BACKEND_CPU, "", fake_run, fake_small_only, 1, 0, NULL};
+    const tsr_variant ref = {"ref", TSR_BACKEND_CPU, "", fake_run, NULL, 0, 1, NULL};
+    const tsr_variant *vs[] = {&a, &b, &ref, NULL};
+    tsr_op op = *tsr_op_find("invert");
+    op.name = "fake";
+    op.variants = vs;
+    tsr_exec ex = {TSR_BACKEND_CPU, NULL, NULL, 1};
+    tsr_image img = {0};
+    img.channels = 1;
+    img.height = 1;
+    img.width = 32;   /* a handles and prefers */
+    CHECK(tsr_choose_variant(&op, &ex, &img, NULL) == &a);
+    img.width = 8;    /* a handles, does not prefer: the next default */
+    CHECK(tsr_choose_variant(&op, &ex, &img, NULL) == &b);
+    img.width = 100;  /* no default handles it: the reference */
+    CHECK(tsr_choose_variant(&op, &ex, &img, NULL) == &ref);
+    vs[1] = &ref;     /* a is the only default and does not prefer: it still runs */
+    vs[2] = NULL;
+    img.width = 8;
+    CHECK(tsr_choose_variant(&op, &ex, &img, NULL) == &a);
+    ex.variant = "ref";   /* a name overrides preference */
+    CHECK(tsr_choose_variant(&op, &ex, &img, NULL) == &ref);
+}
+
 /* Operations run from several threads at once, and from inside each other's pool, give the
  * same results as one at a time (the pool never deadlocks or mixes jobs). */
 #include <pthread.h>

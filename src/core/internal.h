@@ -56,6 +56,10 @@ void tsr__parallel_for(int n, int min_chunk, int threads, tsr__range_fn fn, void
 /* The thread count an exec asks for (resolves 0). */
 int tsr__exec_threads(const tsr_exec *ex);
 
+/* Whether v is a default of this backend (any under AUTO) that handles and prefers these
+ * inputs: the registry's first choice, shared with the benchmark. */
+int tsr__takes_by_default(const tsr_variant *v, tsr_backend backend, const tsr_image *src, const void *params);
+
 /* Whether variant logging is on. */
 int tsr__log_enabled(void);
 

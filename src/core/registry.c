@@ -148,6 +148,13 @@ static const char *tsr__env_variant(const tsr_op *op)
     return getenv(key);
 }
 
+/* See internal.h. */
+int tsr__takes_by_default(const tsr_variant *v, tsr_backend backend, const tsr_image *src, const void *params)
+{
+    return (backend == TSR_BACKEND_AUTO || v->backend == backend) && v->is_default &&
+           (!v->supports || v->supports(src, params)) && (!v->prefer || v->prefer(src, params));
+}
+
 /* Pick a variant; on failure *status says why (unknown name, unsupported input, no backend). */
 static const tsr_variant *tsr__choose(const tsr_op *op, tsr_backend backend, const tsr_image *src,
                                       const void *params, const char *name, tsr_status *status)
@@ -168,6 +175,8 @@ static const tsr_variant *tsr__choose(const tsr_op *op, tsr_backend backend, con
         return NULL;
     }
     /* Defaults first, then the reference, then anything that fits. */
+    for (int i = 0; vs[i]; i++)
+        if (tsr__takes_by_default(vs[i], backend, src, params)) return vs[i];
     for (int pass = 0; pass < 3; pass++)
         for (int i = 0; vs[i]; i++) {
             const tsr_variant *v = vs[i];

@@ -318,7 +318,7 @@ static tsr_status tsr__box_running(const tsr_image *src, tsr_image *dst, const v
 
 const tsr_variant tsr__box_cpu[] = {
     {"reference", TSR_BACKEND_CPU, "window sums sample by sample, O(rx+ry) per pixel (the definition)",
-     tsr__box_reference, NULL, 0, 1},
+     tsr__box_reference, NULL, 0, 1, NULL},
     {"running", TSR_BACKEND_CPU, "running column and row sums, O(1) per pixel, threaded and vectorised",
-     tsr__box_running, NULL, 1, 0},
-    {NULL, 0, NULL, NULL, NULL, 0, 0}};
+     tsr__box_running, NULL, 1, 0, NULL},
+    {NULL, 0, NULL, NULL, NULL, 0, 0, NULL}};

@@ -165,7 +165,7 @@ static tsr_status tsr__sums_fast(const tsr_image *src, tsr_image *dst, const voi
 
 const tsr_variant tsr__sums_cpu[] = {
     {"reference", TSR_BACKEND_CPU, "each sum added sample by sample (the definition)", tsr__sums_reference, NULL, 0,
-     1},
+     1, NULL},
     {"threaded", TSR_BACKEND_CPU, "row bands per thread, 16-bit partial sums for 8-bit input, vectorised",
-     tsr__sums_fast, NULL, 1, 0},
-    {NULL, 0, NULL, NULL, NULL, 0, 0}};
+     tsr__sums_fast, NULL, 1, 0, NULL},
+    {NULL, 0, NULL, NULL, NULL, 0, 0, NULL}};

@@ -89,7 +89,7 @@ static tsr_status tsr__threshold_fused(const tsr_image *src, tsr_image *dst, con
 
 const tsr_variant tsr__threshold_cpu[] = {
     {"reference", TSR_BACKEND_CPU, "plain box means, then the test pixel by pixel (the definition)",
-     tsr__threshold_reference, NULL, 0, 1},
+     tsr__threshold_reference, NULL, 0, 1, NULL},
     {"fused", TSR_BACKEND_CPU, "running-sum means and the test in one pass per row, threaded", tsr__threshold_fused,
-     NULL, 1, 0},
-    {NULL, 0, NULL, NULL, NULL, 0, 0}};
+     NULL, 1, 0, NULL},
+    {NULL, 0, NULL, NULL, NULL, 0, 0, NULL}};

@@ -129,6 +129,14 @@ static inline int tsr__env_int(const char *name, int def)
     return e && *e ? atoi(e) : def;
 }
 
+/* Whether 'nseg' warp-wide column segments over h rows come short of about 1.5 waves of
+ * resident warps (20 per SM) at 16-row strips: there (3840x2160 on the H100, against
+ * 8192x8192) short strips and the kernels with more warps in flight measured faster. */
+static inline int tsr__cu_short_of_warps(long long h, long long nseg)
+{
+    return h * nseg < (long long)tsr__cu_sm_count() * 30 * 16;
+}
+
 /* ---- 8-bit gray column sums as packed 16-bit pairs (box/reg, box/wide) */
 
 /* Row y outside the image mapped through the border (out of line: only the first and last

@@ -256,9 +256,11 @@ static int tsr__box_sweep_plan(const tsr__box_args &a, int depth, const tsr_imag
     if (sr > g->nseg) sr = g->nseg;
     g->seg_r = (int)sr;
     long long nint = g->seg_r - g->seg_l, nedge = g->nseg - nint;
-    /* measured (H100, 8192x8192 and 3840x2160): 16-row strips best below ry = 8 (more warps in
-     * flight), 32 above (each strip first sums 2 ry + 1 rows) */
-    long long sh = tsr__env_int("TSR_CUDA_SWEEP_STRIP", a.ry < 8 ? 16 : 32);
+    /* Strips (tessera-bench-cuda --sweep, H100, seventh session): images too small for about
+     * 1.5 waves of resident warps at 16-row strips (3840x2160) 8 rows below ry = 24 and 16 from
+     * there; larger ones (8192x8192) 24 rows below ry = 48 and 48 from there. */
+    long long sh = tsr__cu_short_of_warps(a.h, nint > 0 ? nint : 1) ? (a.ry < 24 ? 8 : 16) : (a.ry < 48 ? 24 : 48);
+    sh = tsr__env_int("TSR_CUDA_SWEEP_STRIP", (int)sh);
     if (sh < TSR_SW_R) sh = TSR_SW_R;
     if (sh > a.h) sh = a.h;
     sh = (sh + TSR_SW_R - 1) / TSR_SW_R * TSR_SW_R;

@@ -281,15 +281,24 @@ static int tsr__box_wide_plan(const tsr__box_args &a, int depth, const tsr_image
     if (sr > g->nseg) sr = g->nseg;
     g->seg_r = (int)sr;
     if (g->seg_l > g->nseg) g->seg_l = g->nseg;
-    /* Strips: about 1.5 waves of resident warps (20 per SM), 16 to 32 rows: the sweep
-     * (tessera-bench-cuda --wide) preferred 32-row strips at every radius up to 64 on 8192x8192,
-     * many short-lived warps over few long ones though each strip first sums 2ry+1 rows; much
-     * taller windows want a little longer strips. */
+    /* Strips (tessera-bench-cuda --wide, H100, seventh session): on images too small for
+     * about 1.5 waves of resident warps (20 per SM) at 16-row strips, such as 3840x2160, 8-row
+     * strips (16 from ry = 64) measured 1.2-1.3x faster than 16 at every radius from 3 to 64,
+     * despite each strip first summing 2ry+1 rows; on larger ones (8192x8192) 32 rows for
+     * ry < 8 and ry > 48, 16 between (2-9% faster there), and at least ry/2 rows for taller
+     * windows (radius 100: 222 us against 242 at 32). */
     long long nint = g->seg_r - g->seg_l, nedge = g->nseg - nint;
-    long long sh = (long long)a.h * (nint > 0 ? nint : 1) / ((long long)tsr__cu_sm_count() * 30);
-    if (sh < 16) sh = 16;
-    if (sh > 32) sh = 32;
-    if (sh < a.ry / 2) sh = a.ry / 2;
+    long long sh;
+    if (tsr__cu_short_of_warps(a.h, nint > 0 ? nint : 1)) {
+        sh = a.ry / 4;
+        if (sh < 8) sh = 8;
+        if (sh > 16) sh = 16;
+    } else {
+        sh = (long long)a.h * nint / ((long long)tsr__cu_sm_count() * 30);   /* 1.5 waves, >= 16 */
+        if (sh > 32) sh = 32;
+        if (a.ry >= 8 && a.ry <= 48) sh = 16;
+        if (sh < a.ry / 2) sh = a.ry / 2;
+    }
     sh = tsr__env_int("TSR_CUDA_WIDE_STRIP", (int)sh);
     if (sh < 1) sh = 1;
     if (sh > a.h) sh = a.h;

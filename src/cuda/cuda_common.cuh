@@ -12,7 +12,7 @@ tsr_status tsr__cuda_status(cudaError_t e, const char *what);
 /* Check a kernel launch: configuration errors surface through cudaGetLastError. */
 #define TSR_CUDA_LAUNCHED(what) tsr__cuda_status(cudaGetLastError(), what)
 
-#define TSR_CUDA_END {NULL, TSR_BACKEND_CUDA, NULL, NULL, NULL, 0, 0}
+#define TSR_CUDA_END {NULL, TSR_BACKEND_CUDA, NULL, NULL, NULL, 0, 0, NULL}
 
 static inline unsigned tsr__div_up(unsigned a, unsigned b) { return (a + b - 1) / b; }
 

@@ -48,5 +48,5 @@ static tsr_status tsr__gray_fast(const tsr_image *src, tsr_image *dst, const voi
 
 extern "C" const tsr_variant tsr__gray_cuda[] = {
     {"pixels", TSR_BACKEND_CUDA, "four pixels per thread, fixed-point weights, 8/16-bit RGB or RGBA",
-     tsr__gray_fast, NULL, 1, 0},
+     tsr__gray_fast, NULL, 1, 0, NULL},
     TSR_CUDA_END};

@@ -156,7 +156,7 @@ static tsr_status tsr__invert_vec16_rows(const tsr_image *src, tsr_image *dst, c
 
 extern "C" const tsr_variant tsr__invert_cuda[] = {
     {"row1024", TSR_BACKEND_CUDA, "seeds/000: one block of 1024 threads per row, one byte per thread step",
-     tsr__invert_row1024, NULL, 0, 0},
+     tsr__invert_row1024, NULL, 0, 0, NULL},
     {"vec16", TSR_BACKEND_CUDA, "16-byte vector loads and stores, unaligned head and tail bytewise",
-     tsr__invert_vec16, NULL, 1, 0},
+     tsr__invert_vec16, NULL, 1, 0, NULL},
     TSR_CUDA_END};

@@ -260,5 +260,5 @@ static tsr_status tsr__resize_cells(const tsr_image *src, tsr_image *dst, const 
 extern "C" const tsr_variant tsr__resize_cuda[] = {
     {"cells", TSR_BACKEND_CUDA,
      "one thread per output pixel: exact integer cells, or fractional weight cells computed in the kernel",
-     tsr__resize_cells, NULL, 1, 0},
+     tsr__resize_cells, NULL, 1, 0, NULL},
     TSR_CUDA_END};

@@ -6,11 +6,12 @@
  * keeps the GPU busy while the host enqueues the variant, so host overhead is not counted.
  * Median of >= 20 runs after 3 warm-up runs. Bytes = bytes read + bytes written (one pass).
  *
- * Usage: tessera-bench-cuda [--quick] [--no-table] [--ops a,b] [--strips | --warp | --reg | --wide | --sweep | --radii]
+ * Usage: tessera-bench-cuda [--quick] [--no-table] [--ops a,b] [--strips | --warp | --reg | --wide | --sweep | --small | --radii]
  *   --strips: box/fast strip-height and column-sums band sweeps; --warp: box/warp and
  *   threshold/warp strip height x slide-path sweep; --reg: box/reg and threshold/reg strip heights;
  *   --wide: box/wide and threshold/wide strip heights (3840x2160 too); --sweep: box/sweep and
- *   threshold/sweep strip heights at both sizes; --radii: the default variant of box at every
+ *   threshold/sweep strip heights at both sizes; --small: box/reg and threshold/reg strip heights
+ *   and sums/packed bands at both sizes; --radii: the default variant of box at every
  *   radius 1..64 and of threshold at every block 3..129 (8192x8192 only); --no-table: only the sweep */
 #include "../src/core/internal.h"
 #include "../src/core/ops.h"
@@ -380,6 +381,39 @@ static void sweep_strips(const char *variant, const char *env_strip, const char 
     g_runs = saved_runs;
 }
 
+/* Column sums of variant 'variant' at each rows-per-band value of env_band, every output
+ * compared with the variant's default configuration. */
+static void sweep_sums_bands(const char *variant, const char *env_band, std::initializer_list<int> bands,
+                             const tsr_image *g)
+{
+    const tsr_op *sop = tsr_op_find("sums");
+    const tsr_variant *var = NULL;
+    for (int vi = 0; sop->variants[vi]; vi++)
+        if (sop->variants[vi]->backend == TSR_BACKEND_CUDA && !strcmp(sop->variants[vi]->name, variant))
+            var = sop->variants[vi];
+    if (!var) return;
+    int saved_runs = g_runs;
+    g_runs = 10;
+    printf("\n-- sums/%s sweep (10 runs each): rows per band (%s)\n", variant, env_band);
+    tsr_sums_params sp = {TSR_AXIS_COLUMNS};
+    tsr_image ref = {0};
+    const double bytes = (double)g->width * g->height + 4.0 * g->width;
+    print_row("sums", variant, "columns default", time_variant(sop, var, g, &sp, &ref), bytes, NULL, -1);
+    for (int band : bands) {
+        char val[16], lab[64];
+        tsr_image out = {0};
+        snprintf(val, sizeof val, "%d", band);
+        setenv(env_band, val, 1);
+        double us = time_variant(sop, var, g, &sp, &out);
+        snprintf(lab, sizeof lab, "columns band=%d%s", band, out.data && ref.data && same_image(&out, &ref) ? "" : " DIFF");
+        print_row("sums", variant, lab, us, bytes, NULL, -1);
+        tsr_image_free(&out);
+    }
+    unsetenv(env_band);
+    tsr_image_free(&ref);
+    g_runs = saved_runs;
+}
+
 /* The variant the registry picks for the CUDA backend and these parameters (NULL if none). */
 static const tsr_variant *default_variant(const tsr_op *op, const tsr_image *src, const void *params)
 {
@@ -443,6 +477,7 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--wide")) strips = 4;
         if (!strcmp(argv[i], "--radii")) strips = 5;
         if (!strcmp(argv[i], "--sweep")) strips = 6;
+        if (!strcmp(argv[i], "--small")) strips = 7;
         if (!strcmp(argv[i], "--no-table")) table = 0;
     }
     if (!tsr_cuda_available()) {
@@ -531,30 +566,7 @@ int main(int argc, char **argv)
                 unsetenv("TSR_CUDA_BOX_MINB");
                 tsr_image_free(&ref);
             }
-            /* column sums: rows per band (TSR_CUDA_SUMS_BAND) */
-            {
-                const tsr_op *sop = tsr_op_find("sums");
-                const tsr_variant *tiled = NULL;
-                for (int vi = 0; sop->variants[vi]; vi++)
-                    if (sop->variants[vi]->backend == TSR_BACKEND_CUDA && !strcmp(sop->variants[vi]->name, "tiled"))
-                        tiled = sop->variants[vi];
-                tsr_sums_params sp = {TSR_AXIS_COLUMNS};
-                tsr_image ref = {0};
-                time_variant(sop, tiled, &g, &sp, &ref);
-                for (int band : {32, 64, 128, 256, 512, 1024}) {
-                    char val[16], lab[64];
-                    tsr_image out = {0};
-                    snprintf(val, sizeof val, "%d", band);
-                    setenv("TSR_CUDA_SUMS_BAND", val, 1);
-                    double us = time_variant(sop, tiled, &g, &sp, &out);
-                    snprintf(lab, sizeof lab, "columns band=%d%s", band,
-                             out.data && ref.data && same_image(&out, &ref) ? "" : " DIFF");
-                    print_row("sums", "tiled", lab, us, (double)w * h + 4.0 * w, NULL, -1);
-                    tsr_image_free(&out);
-                }
-                unsetenv("TSR_CUDA_SUMS_BAND");
-                tsr_image_free(&ref);
-            }
+            sweep_sums_bands("tiled", "TSR_CUDA_SUMS_BAND", {32, 64, 128, 256, 512, 1024}, &g);
             g_runs = saved_runs;
         }
         if (strips == 2 && si == 0) {
@@ -562,6 +574,10 @@ int main(int argc, char **argv)
         }
         if (strips == 3 && si == 0)
             sweep_strips("reg", "TSR_CUDA_REG_STRIP", NULL, {1, 3, 5, 7}, {8, 16, 32, 64}, &g);
+        if (strips == 7) {   /* the kernels short of blocks on small images */
+            sweep_strips("reg", "TSR_CUDA_REG_STRIP", NULL, {1, 2, 3}, {1, 8, 12, 16, 20}, &g);
+            sweep_sums_bands("packed", "TSR_CUDA_SUMS_PBAND", {8, 16, 32, 64, 128, 256}, &g);
+        }
         if (strips == 4 && si == 0)
             sweep_strips("wide", "TSR_CUDA_WIDE_STRIP", NULL, {1, 4, 8, 15, 31, 48, 64, 100}, {16, 32, 64, 128, 256},
                          &g);

@@ -361,6 +361,8 @@ TEST(test_variants_resize)
         {96, 60, 32, 20}, {96, 60, 48, 30}, {100, 100, 99, 99}, {257, 131, 3, 2},
         /* x scales near the CUDA register kernel's 4 and 8 entries (slots = floor(scale) + 2) */
         {200, 90, 29, 13}, {1000, 37, 130, 11}, {600, 50, 200, 49},
+        /* CUDA vec16's 2x2 and 4x4: whole 16-output chunks, tails, a tail alone */
+        {258, 130, 129, 65}, {1028, 12, 257, 3}, {4, 4, 1, 1}, {40, 8, 10, 2}, {128, 6, 32, 3},
     };
     int skipped = 0;
     for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++)

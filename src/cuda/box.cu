@@ -1267,12 +1267,17 @@ static int tsr__box_reg_plan(const tsr__box_args &a, int depth, const tsr_image 
     if (!g) return 1;
     /* Strips are whole groups of ring length N rows (see tsr__rg_strips). */
     long long n = 2 * a.ry + 1 + TSR_RG_AHEAD;
-    long long sh = tsr__env_int("TSR_CUDA_REG_STRIP", 8);   /* sweep: 8 best at r = 1 and 3 */
+    g->xend = (a.w & ~(TSR_RG_CPT - 1)) - TSR_RG_CPT;
+    g->nseg = (int)(((long long)g->xend - TSR_RG_CPT + TSR_RG_OW - 1) / TSR_RG_OW);
+    /* Strips of one ring (n rows), two for ry = 1 on images short of warps: tessera-bench-cuda
+     * --small (H100, eighth session), box r = 1 / 2 on 8192x8192 56.8 / 70.1 us against 59.1 /
+     * 74.7 at two rings, r = 2 on 3840x2160 17.0 against 20.8; r = 1 there 11.8 at two rings
+     * against 12.3 at one. */
+    long long sh = a.ry >= 2 || !tsr__cu_short_of_warps(a.h, g->nseg) ? 1 : n + 1;
+    sh = tsr__env_int("TSR_CUDA_REG_STRIP", (int)sh);
     if (sh < 1) sh = 1;
     if (sh > a.h) sh = a.h;
     sh = (sh + n - 1) / n * n;
-    g->xend = (a.w & ~(TSR_RG_CPT - 1)) - TSR_RG_CPT;
-    g->nseg = (int)(((long long)g->xend - TSR_RG_CPT + TSR_RG_OW - 1) / TSR_RG_OW);
     g->strip_h = (int)sh;
     g->nstrips = (int)((a.h + sh - 1) / sh);
     g->half2 = (unsigned)a.mean.half * 0x10001u;

@@ -10,8 +10,8 @@
  *   --strips: box/fast strip-height and column-sums band sweeps; --warp: box/warp and
  *   threshold/warp strip height x slide-path sweep; --reg: box/reg and threshold/reg strip heights;
  *   --wide: box/wide and threshold/wide strip heights (3840x2160 too); --sweep: box/sweep and
- *   threshold/sweep strip heights at both sizes; --small: box/reg and threshold/reg strip heights
- *   and sums/packed bands at both sizes; --radii: the default variant of box at every
+ *   threshold/sweep strip heights at both sizes; --small: box/reg and threshold/reg strip heights,
+ *   sums/packed bands and resize/vec16 outputs per thread at both sizes; --radii: the default variant of box at every
  *   radius 1..64 and of threshold at every block 3..129 (8192x8192 only); --no-table: only the sweep */
 #include "../src/core/internal.h"
 #include "../src/core/ops.h"
@@ -414,6 +414,42 @@ static void sweep_sums_bands(const char *variant, const char *env_band, std::ini
     g_runs = saved_runs;
 }
 
+/* resize/vec16 at 2x and 4x with 8 and 16 outputs per thread (TSR_CUDA_RESIZE_OUT), every
+ * output compared with the default configuration's. */
+static void sweep_resize_out(const tsr_image *g)
+{
+    const tsr_op *op = tsr_op_find("resize");
+    const tsr_variant *var = NULL;
+    for (int vi = 0; op->variants[vi]; vi++)
+        if (op->variants[vi]->backend == TSR_BACKEND_CUDA && !strcmp(op->variants[vi]->name, "vec16"))
+            var = op->variants[vi];
+    if (!var) return;
+    int saved_runs = g_runs;
+    g_runs = 10;
+    printf("\n-- resize/vec16 sweep (10 runs each): outputs per thread (TSR_CUDA_RESIZE_OUT)\n");
+    for (int f : {2, 4}) {
+        tsr_resize_params p = {g->width / f, g->height / f};
+        tsr_image ref = {0};
+        const double bytes = (double)g->width * g->height + (double)p.width * p.height;
+        char lab[64];
+        snprintf(lab, sizeof lab, "%dx default", f);
+        print_row("resize", "vec16", lab, time_variant(op, var, g, &p, &ref), bytes, NULL, -1);
+        for (int no : {8, 16}) {
+            char val[16];
+            tsr_image out = {0};
+            snprintf(val, sizeof val, "%d", no);
+            setenv("TSR_CUDA_RESIZE_OUT", val, 1);
+            double us = time_variant(op, var, g, &p, &out);
+            snprintf(lab, sizeof lab, "%dx out=%d%s", f, no, out.data && ref.data && same_image(&out, &ref) ? "" : " DIFF");
+            print_row("resize", "vec16", lab, us, bytes, NULL, -1);
+            tsr_image_free(&out);
+        }
+        unsetenv("TSR_CUDA_RESIZE_OUT");
+        tsr_image_free(&ref);
+    }
+    g_runs = saved_runs;
+}
+
 /* The variant the registry picks for the CUDA backend and these parameters (NULL if none). */
 static const tsr_variant *default_variant(const tsr_op *op, const tsr_image *src, const void *params)
 {
@@ -577,6 +613,7 @@ int main(int argc, char **argv)
         if (strips == 7) {   /* the kernels short of blocks on small images */
             sweep_strips("reg", "TSR_CUDA_REG_STRIP", NULL, {1, 2, 3}, {1, 8, 12, 16, 20}, &g);
             sweep_sums_bands("packed", "TSR_CUDA_SUMS_PBAND", {8, 16, 32, 64, 128, 256}, &g);
+            sweep_resize_out(&g);
         }
         if (strips == 4 && si == 0)
             sweep_strips("wide", "TSR_CUDA_WIDE_STRIP", NULL, {1, 4, 8, 15, 31, 48, 64, 100}, {16, 32, 64, 128, 256},

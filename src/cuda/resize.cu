@@ -6,6 +6,7 @@
  *    contraction), then each output accumulates in float in the reference's order.
  * No tables, no allocation, no host synchronisation. */
 #include "kernels_common.cuh"
+#include <stdlib.h>
 
 /* ------------------------------------------------------------------------ integer factors */
 
@@ -74,69 +75,67 @@ static tsr_status tsr__resize_int(const tsr_image *src, tsr_image *dst, int fx, 
 
 /* ------------------------------------------------------------------------ 8-bit gray 2x2 and 4x4 */
 
-/* resize/vec16 (8-bit one channel, F x F cells, F = 2 or 4): a thread makes 16 output bytes of
- * one row from F rows of 16F source bytes, all 16-byte loads and one 16-byte store. The cells
- * kernel above loaded one byte per sample and stored one per output: 4 (2x2) or 16 (4x4) loads
- * and a store per output byte, bound by load instructions at 28% (2x) and 49% (4x) of the copy
- * bandwidth on 8192x8192. 2x2: a word's two byte pairs summed as packed 16-bit halves, the rows
- * added, (s + 2) >> 2 as the reference rounds; 4x4: one dp4a per word and row, the sum's float
- * product with 1/16 (exact) rounded half to even as an integer. Outputs past the last whole
- * 16 (the row's tail) are made one by one from bytes. */
+/* resize/vec16 (8-bit one channel, F x F cells, F = 2 or 4): a thread makes NO (16 or 8) output
+ * bytes of one row from F rows of NO x F source bytes, all 16-byte loads and one 16- or 8-byte
+ * store. The cells kernel above loaded one byte per sample and stored one per output: 4 (2x2)
+ * or 16 (4x4) loads and a store per output byte, bound by load instructions at 28% (2x) and 49%
+ * (4x) of the copy bandwidth on 8192x8192. 2x2: a word's two byte pairs summed as packed 16-bit
+ * halves, the rows added, (s + 2) >> 2 as the reference rounds; 4x4: one dp4a per word and row,
+ * the sum's float product with 1/16 (exact) rounded half to even as an integer. Outputs past the
+ * last whole NO (the row's tail) are made one by one from bytes. */
 template <int F>
 __device__ static inline unsigned tsr__cell_round(unsigned s)
 {
     return F == 2 ? (s + 2) >> 2 : (s + 7 + ((s >> 4) & 1)) >> 4;   /* 4x4: half to even */
 }
 
-template <int F>
+template <int F, int NO>
 __global__ void __launch_bounds__(128) tsr__resize_vec16_kernel(const unsigned char *src, size_t sstride,
                                                                 unsigned char *dst, size_t dstride, int dw, int dh)
 {
-    const int t = blockIdx.x * blockDim.x + threadIdx.x, x0 = 16 * t;
+    constexpr int L = NO * F / 16;   /* 16-byte loads per source row */
+    const int t = blockIdx.x * blockDim.x + threadIdx.x, x0 = NO * t;
     if (x0 >= dw) return;
     for (long long dy = blockIdx.y; dy < dh; dy += gridDim.y) {
         const unsigned char *s0 = src + (size_t)dy * F * sstride + (size_t)x0 * F;
         unsigned char *d = dst + (size_t)dy * dstride + x0;
-        if (x0 + 16 <= dw) {
-            uint4 rows[F][F];
+        if (x0 + NO <= dw) {
+            unsigned w[F][4 * L];
 #pragma unroll
             for (int r = 0; r < F; r++)
 #pragma unroll
-                for (int k = 0; k < F; k++) rows[r][k] = __ldg((const uint4 *)(s0 + (size_t)r * sstride) + k);
-            unsigned o[4];
-            if (F == 2) {
-                unsigned h[8];   /* per source word: two 2x2 sums (+2) as 16-bit halves */
-#pragma unroll
-                for (int k = 0; k < 2; k++) {
-                    const unsigned a[4] = {rows[0][k].x, rows[0][k].y, rows[0][k].z, rows[0][k].w};
-                    const unsigned b[4] = {rows[F - 1][k].x, rows[F - 1][k].y, rows[F - 1][k].z, rows[F - 1][k].w};
-#pragma unroll
-                    for (int j = 0; j < 4; j++)
-                        h[4 * k + j] = (a[j] & 0x00ff00ffu) + ((a[j] >> 8) & 0x00ff00ffu) + (b[j] & 0x00ff00ffu) +
-                                       ((b[j] >> 8) & 0x00ff00ffu) + 0x00020002u;
+                for (int k = 0; k < L; k++) {
+                    const uint4 u = __ldg((const uint4 *)(s0 + (size_t)r * sstride) + k);
+                    w[r][4 * k] = u.x;
+                    w[r][4 * k + 1] = u.y;
+                    w[r][4 * k + 2] = u.z;
+                    w[r][4 * k + 3] = u.w;
                 }
+            unsigned o[NO / 4];
+            if constexpr (F == 2) {
+                unsigned h[4 * L];   /* per source word: two 2x2 sums (+2) as 16-bit halves */
 #pragma unroll
-                for (int j = 0; j < 4; j++)
+                for (int j = 0; j < 4 * L; j++)
+                    h[j] = (w[0][j] & 0x00ff00ffu) + ((w[0][j] >> 8) & 0x00ff00ffu) + (w[F - 1][j] & 0x00ff00ffu) +
+                           ((w[F - 1][j] >> 8) & 0x00ff00ffu) + 0x00020002u;
+#pragma unroll
+                for (int j = 0; j < NO / 4; j++)
                     o[j] = __byte_perm((h[2 * j] >> 2) & 0x00ff00ffu, (h[2 * j + 1] >> 2) & 0x00ff00ffu, 0x6420);
             } else {
-                unsigned sum[16];
+                unsigned sum[NO];   /* one output per source word */
 #pragma unroll
-                for (int k = 0; k < F; k++) {
+                for (int j = 0; j < NO; j++) {
+                    sum[j] = 0;
 #pragma unroll
-                    for (int j = 0; j < 4; j++) sum[4 * k + j] = 0;
-#pragma unroll
-                    for (int r = 0; r < F; r++) {
-                        const unsigned w[4] = {rows[r][k].x, rows[r][k].y, rows[r][k].z, rows[r][k].w};
-#pragma unroll
-                        for (int j = 0; j < 4; j++) sum[4 * k + j] = __dp4a(w[j], 0x01010101u, sum[4 * k + j]);
-                    }
+                    for (int r = 0; r < F; r++) sum[j] = __dp4a(w[r][j], 0x01010101u, sum[j]);
                 }
 #pragma unroll
-                for (int j = 0; j < 4; j++)
+                for (int j = 0; j < NO / 4; j++)
                     o[j] = tsr__cell_round<F>(sum[4 * j]) | tsr__cell_round<F>(sum[4 * j + 1]) << 8 |
                            tsr__cell_round<F>(sum[4 * j + 2]) << 16 | tsr__cell_round<F>(sum[4 * j + 3]) << 24;
             }
-            *(uint4 *)d = make_uint4(o[0], o[1], o[2], o[3]);
+            if constexpr (NO == 16) *(uint4 *)d = make_uint4(o[0], o[1], o[2], o[3]);
+            else *(uint2 *)d = make_uint2(o[0], o[1]);
         } else {
             for (int x = 0; x < dw - x0; x++) {
                 unsigned sum = 0;
@@ -163,11 +162,23 @@ static tsr_status tsr__resize_vec16(const tsr_image *src, tsr_image *dst, const 
     const int f = src->width / dst->width;
     if (!tsr__cu_aligned(src->data, src->stride, 16) || !tsr__cu_aligned(dst->data, dst->stride, 16))
         return tsr__resize_int(src, dst, f, f, st);
-    dim3 block(128), grid(tsr__div_up(tsr__div_up((unsigned)dst->width, 16), 128), tsr__cu_grid_rows(dst->height));
+    /* Outputs per thread (TSR_CUDA_RESIZE_OUT, 8 or 16, for tessera-bench-cuda --small): 2x the
+     * same either way (30.6 / 30.7 us on 8192x8192, H100); 4x 8 (27.3 against 28.4 us, 4.8
+     * against 5.2 at 3840x2160): twice the threads, each with 8 loads in flight, not 16. */
+    const char *e = getenv("TSR_CUDA_RESIZE_OUT");
+    const int no = e && *e ? (atoi(e) == 8 ? 8 : 16) : f == 4 ? 8 : 16;
+    dim3 block(128), grid(tsr__div_up(tsr__div_up((unsigned)dst->width, no), 128), tsr__cu_grid_rows(dst->height));
     const unsigned char *s = (const unsigned char *)src->data;
     unsigned char *d = (unsigned char *)dst->data;
-    if (f == 2) tsr__resize_vec16_kernel<2><<<grid, block, 0, st>>>(s, src->stride, d, dst->stride, dst->width, dst->height);
-    else tsr__resize_vec16_kernel<4><<<grid, block, 0, st>>>(s, src->stride, d, dst->stride, dst->width, dst->height);
+#define TSR__RV16(F, NO) tsr__resize_vec16_kernel<F, NO><<<grid, block, 0, st>>>(s, src->stride, d, dst->stride, dst->width, dst->height)
+    if (f == 2) {
+        if (no == 8) TSR__RV16(2, 8);
+        else TSR__RV16(2, 16);
+    } else {
+        if (no == 8) TSR__RV16(4, 8);
+        else TSR__RV16(4, 16);
+    }
+#undef TSR__RV16
     return TSR_CUDA_LAUNCHED("resize/vec16 kernel");
 }
 
@@ -358,7 +369,7 @@ static tsr_status tsr__resize_cells(const tsr_image *src, tsr_image *dst, const 
 
 extern "C" const tsr_variant tsr__resize_cuda[] = {
     {"vec16", TSR_BACKEND_CUDA,
-     "8-bit gray shrunk 2x2 or 4x4: 16 outputs per thread from 16-byte loads, one 16-byte store",
+     "8-bit gray shrunk 2x2 or 4x4: 16 (2x) or 8 (4x) outputs per thread from 16-byte loads, one store",
      tsr__resize_vec16, tsr__resize_vec16_supports, 1, 0, NULL},
     {"cells", TSR_BACKEND_CUDA,
      "one thread per output pixel: exact integer cells, or fractional weight cells computed in the kernel",

@@ -414,7 +414,9 @@ static void sweep_sums_bands(const char *variant, const char *env_band, std::ini
     g_runs = saved_runs;
 }
 
-/* resize/vec16 at 2x and 4x with 8 and 16 outputs per thread (TSR_CUDA_RESIZE_OUT), every
+/* resize/vec16 at 2x and 4x with 8 and 16 outputs per thread (TSR_CUDA_RESIZE_OUT), and
+ * resize/cells at 8/3 with cells loaded at once or row by row (TSR_CUDA_RESIZE_PRELOAD) and blocks
+ * down the image (TSR_CUDA_RESIZE_BLOCKS_Y), every
  * output compared with the default configuration's. */
 static void sweep_resize_out(const tsr_image *g)
 {
@@ -445,6 +447,32 @@ static void sweep_resize_out(const tsr_image *g)
             tsr_image_free(&out);
         }
         unsetenv("TSR_CUDA_RESIZE_OUT");
+        tsr_image_free(&ref);
+    }
+    /* resize/cells, fractional (scale 8/3): cells loaded at once or row by row */
+    const tsr_variant *cells = NULL;
+    for (int vi = 0; op->variants[vi]; vi++)
+        if (op->variants[vi]->backend == TSR_BACKEND_CUDA && !strcmp(op->variants[vi]->name, "cells"))
+            cells = op->variants[vi];
+    if (cells) {
+        tsr_resize_params p = {g->width * 3 / 8, g->height * 3 / 8};
+        const double bytes = (double)g->width * g->height + (double)p.width * p.height;
+        tsr_image ref = {0};
+        print_row("resize", "cells", "8/3 default", time_variant(op, cells, g, &p, &ref), bytes, NULL, -1);
+        for (const char *pre : {"0", "1"})
+            for (const char *gy : {"", "2048", "512", "128", "64", "32"}) {
+                char lab[64];
+                tsr_image out = {0};
+                setenv("TSR_CUDA_RESIZE_PRELOAD", pre, 1);
+                setenv("TSR_CUDA_RESIZE_BLOCKS_Y", gy, 1);
+                double us = time_variant(op, cells, g, &p, &out);
+                snprintf(lab, sizeof lab, "8/3 preload=%s gy=%s%s", pre, *gy ? gy : "def",
+                         out.data && ref.data && same_image(&out, &ref) ? "" : " DIFF");
+                print_row("resize", "cells", lab, us, bytes, NULL, -1);
+                tsr_image_free(&out);
+            }
+        unsetenv("TSR_CUDA_RESIZE_PRELOAD");
+        unsetenv("TSR_CUDA_RESIZE_BLOCKS_Y");
         tsr_image_free(&ref);
     }
     g_runs = saved_runs;

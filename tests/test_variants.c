@@ -363,6 +363,8 @@ TEST(test_variants_resize)
         {200, 90, 29, 13}, {1000, 37, 130, 11}, {600, 50, 200, 49},
         /* CUDA vec16's 2x2 and 4x4: whole 16-output chunks, tails, a tail alone */
         {258, 130, 129, 65}, {1028, 12, 257, 3}, {4, 4, 1, 1}, {40, 8, 10, 2}, {128, 6, 32, 3},
+        /* fractional cells of at most 4 x 4 samples (loaded at once by the CUDA kernel) */
+        {257, 131, 100, 60}, {1000, 37, 400, 20}, {64, 64, 24, 24},
     };
     int skipped = 0;
     for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++)

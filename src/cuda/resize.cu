@@ -230,6 +230,14 @@ __device__ static tsr__cu_cell tsr__area_cell_of(const tsr__cu_area_axis &ax, in
     return c;
 }
 
+/* A sample (below 2^23) as a float, exactly: 2^23 + v has v in its mantissa, and subtracting
+ * 2^23 is exact. Two full-rate instructions where the integer conversion runs at a quarter of
+ * the rate (Nsight Compute: the kernel is issue-bound, 16 conversions per output at 8/3). */
+__device__ static __forceinline__ float tsr__sample_float(unsigned v)
+{
+    return __fsub_rn(__uint_as_float(0x4b000000u | v), 8388608.f);
+}
+
 /* Weight of entry k of cell c. */
 __device__ static __forceinline__ float tsr__cell_alpha(const tsr__cu_cell &c, int k)
 {
@@ -243,7 +251,7 @@ __device__ static __forceinline__ float tsr__cell_alpha(const tsr__cu_cell &c, i
  * order. MAXS > 0: x cells have at most MAXS samples, held in registers and applied predicated;
  * MAXS == 0: any width, a loop over the cell. A source row shared by two cells (the partial row
  * at their boundary) is weighted once: its sum depends only on the row and dx, so reuse is exact. */
-template <class T, int CN, int MAXS, int ROWS>
+template <class T, int CN, int MAXS, int MAXR, int ROWS>
 __global__ void tsr__resize_area_kernel(const unsigned char *src, size_t sstride, unsigned char *dst, size_t dstride,
                                         tsr__cu_area_axis x, tsr__cu_area_axis y, unsigned maxv)
 {
@@ -272,6 +280,52 @@ __global__ void tsr__resize_area_kernel(const unsigned char *src, size_t sstride
         for (int r = 0; r < nrows; r++) {
             const tsr__cu_cell yc = ycell[r];
             float sum[4] = {0.f, 0.f, 0.f, 0.f};
+            if constexpr (MAXR > 0 && MAXS > 0) {
+                /* y cells of at most MAXR rows: every sample of the cell loaded before any
+                 * arithmetic (up to MAXR x MAXS loads in flight, where the loop below waits a
+                 * memory latency per source row); a first row that was the last of the cell
+                 * above is neither loaded nor weighted again (its sum depends only on the row
+                 * and dx, so the kept one is the same float) */
+                const bool reuse = yc.si0 == cached;
+                unsigned v[MAXR][ms][cn];
+#pragma unroll
+                for (int j = 0; j < MAXR; j++)
+                    if (j < yc.n && (j > 0 || !reuse)) {
+                        const T *row = (const T *)(src + (size_t)(yc.si0 + j) * sstride);
+#pragma unroll
+                        for (int k = 0; k < ms; k++)
+                            if (k < xc.n) {
+#pragma unroll
+                                for (int c = 0; c < cn; c++) v[j][k][c] = __ldg(row + xs[k] + c);
+                            }
+                    }
+#pragma unroll
+                for (int j = 0; j < MAXR; j++)
+                    if (j < yc.n) {
+                        const float beta = tsr__cell_alpha(yc, j);
+                        float buf[4] = {0.f, 0.f, 0.f, 0.f};
+                        if (j == 0 && reuse) {
+#pragma unroll
+                            for (int c = 0; c < cn; c++) buf[c] = cbuf[c];
+                        } else {
+#pragma unroll
+                            for (int k = 0; k < ms; k++)
+                                if (k < xc.n) {
+#pragma unroll
+                                    for (int c = 0; c < cn; c++)
+                                        buf[c] = __fadd_rn(buf[c], __fmul_rn(tsr__sample_float(v[j][k][c]), xa[k]));
+                                }
+                        }
+#pragma unroll
+                        for (int c = 0; c < cn; c++) sum[c] = j == 0 ? __fmul_rn(beta, buf[c]) : __fadd_rn(sum[c], __fmul_rn(beta, buf[c]));
+                        if (j == yc.n - 1) {
+#pragma unroll
+                            for (int c = 0; c < cn; c++) cbuf[c] = buf[c];
+                        }
+                    }
+                cached = yc.si0 + yc.n - 1;
+            } else
+            {
             for (int j = 0; j < yc.n; j++) {
                 const int si = yc.si0 + j;
                 const float beta = tsr__cell_alpha(yc, j);
@@ -283,14 +337,14 @@ __global__ void tsr__resize_area_kernel(const unsigned char *src, size_t sstride
                         for (int k = 0; k < ms; k++)
                             if (k < xc.n) {
 #pragma unroll
-                                for (int c = 0; c < cn; c++) buf[c] = __fadd_rn(buf[c], __fmul_rn((float)__ldg(row + xs[k] + c), xa[k]));
+                                for (int c = 0; c < cn; c++) buf[c] = __fadd_rn(buf[c], __fmul_rn(tsr__sample_float(__ldg(row + xs[k] + c)), xa[k]));
                             }
                     } else {
                         for (int k = 0; k < xc.n; k++) {
                             const T *p = row + (size_t)(xc.si0 + k) * cn;
                             const float alpha = tsr__cell_alpha(xc, k);
 #pragma unroll
-                            for (int c = 0; c < cn; c++) buf[c] = __fadd_rn(buf[c], __fmul_rn((float)__ldg(p + c), alpha));
+                            for (int c = 0; c < cn; c++) buf[c] = __fadd_rn(buf[c], __fmul_rn(tsr__sample_float(__ldg(p + c)), alpha));
                         }
                     }
 #pragma unroll
@@ -299,6 +353,7 @@ __global__ void tsr__resize_area_kernel(const unsigned char *src, size_t sstride
                 }
 #pragma unroll
                 for (int c = 0; c < cn; c++) sum[c] = j == 0 ? __fmul_rn(beta, cbuf[c]) : __fadd_rn(sum[c], __fmul_rn(beta, cbuf[c]));
+            }
             }
             T *d = (T *)(dst + (size_t)(dy0 + r) * dstride) + (size_t)dx * cn;
 #pragma unroll
@@ -319,18 +374,33 @@ static void tsr__resize_area_launch(const tsr_image *src, tsr_image *dst, const 
                                     const tsr__cu_area_axis &y, cudaStream_t st)
 {
     const int rows = TSR_RESIZE_AREA_ROWS, slots = tsr__area_slots(x.scale);
-    dim3 block(128), grid(tsr__div_up((unsigned)dst->width, 128),
-                          tsr__cu_grid_rows((int)(((long long)dst->height + rows - 1) / rows)));
+    /* cells of at most 4 x 4 samples (shrinking by less than 3 both ways) load them all first;
+     * TSR_CUDA_RESIZE_PRELOAD=0 keeps the row-by-row loop (the benchmark's comparison) */
+    const char *e = getenv("TSR_CUDA_RESIZE_PRELOAD");
+    const int preload = slots <= 4 && tsr__area_slots(y.scale) <= 4 && !(e && *e == '0');
+    /* Row groups per block: each thread works out its x cell once (double arithmetic, three
+     * divisions) and reuses it for every group it visits, so blocks take several groups where
+     * there are enough blocks across to fill the GPU (about 64 per SM in all; 8192 -> 3072 on the
+     * H100: 114.9-116.0 us at 128-512 blocks down, 119.7 at 88, 120.0 at one group per block).
+     * TSR_CUDA_RESIZE_BLOCKS_Y overrides the blocks down the image. */
+    const long long groups = ((long long)dst->height + rows - 1) / rows, bx = tsr__div_up((unsigned)dst->width, 128);
+    long long gy = 64LL * tsr__cu_sm_count() / bx;
+    const char *eg = getenv("TSR_CUDA_RESIZE_BLOCKS_Y");
+    if (eg && *eg) gy = atoi(eg);
+    if (gy < 1) gy = 1;
+    if (gy > groups) gy = groups;
+    dim3 block(128), grid((unsigned)bx, tsr__cu_grid_rows((int)gy));
     unsigned maxv = src->depth == TSR_U8 ? 255u : 65535u;
     const unsigned char *sp = (const unsigned char *)src->data;
     unsigned char *dp = (unsigned char *)dst->data;
-#define TSR_RESIZE_AREA(CN, MAXS) \
-    tsr__resize_area_kernel<T, CN, MAXS, TSR_RESIZE_AREA_ROWS><<<grid, block, 0, st>>>(sp, src->stride, dp, dst->stride, x, y, maxv)
+#define TSR_RESIZE_AREA(CN, MAXS, MAXR) \
+    tsr__resize_area_kernel<T, CN, MAXS, MAXR, TSR_RESIZE_AREA_ROWS><<<grid, block, 0, st>>>(sp, src->stride, dp, dst->stride, x, y, maxv)
 #define TSR_RESIZE_AREA_CN(CN)                      \
     do {                                            \
-        if (slots <= 4) TSR_RESIZE_AREA(CN, 4);     \
-        else if (slots <= 8) TSR_RESIZE_AREA(CN, 8); \
-        else TSR_RESIZE_AREA(CN, 0);                \
+        if (preload) TSR_RESIZE_AREA(CN, 4, 4);     \
+        else if (slots <= 4) TSR_RESIZE_AREA(CN, 4, 0); \
+        else if (slots <= 8) TSR_RESIZE_AREA(CN, 8, 0); \
+        else TSR_RESIZE_AREA(CN, 0, 0);             \
     } while (0)
     switch (src->channels) {
     case 1: TSR_RESIZE_AREA_CN(1); break;

@@ -1,7 +1,8 @@
 /* Refinement of a full placement: the objective (normalised, capped dissimilarities of adjacent
  * sides), and a local search that lowers it with four kinds of move: swap two pieces or two
  * blocks of up to 2 x 2, turn a piece (rotation puzzles), and shift a segment of confidently
- * joined pieces, the pieces in its way sliding round it into the cells it leaves. */
+ * joined pieces, the pieces in its way sliding round it into the cells it leaves; on request a
+ * fifth, rolls of rectangles by one cell (tsr__pz_ls_rolls). */
 #include "puzzle_core.h"
 #include <math.h>
 #include <stdint.h>

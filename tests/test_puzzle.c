@@ -827,18 +827,23 @@ TEST(test_puzzle_refine_repairs)
 /* Rolls: a solved synthetic puzzle with a 4 x 5 block rolled one cell along its rows and a
  * 3 x 2 block rolled one cell up its columns goes back to the solution by rolls alone (the
  * search is told that nothing changed, so it starts with them; without rolls it then moves
- * nothing). */
+ * nothing), with the table of D and without it (its terms then from the lists and features). */
 TEST(test_puzzle_refine_rolls)
 {
     tsr_image img = pz_synthetic(16 * 14, 12 * 14, 7);
-    for (int rot = 0; rot <= 1; rot++) {
+    for (int k = 0; k < 4; k++) {
+        int rot = k & 1, notab = k >> 1;
         tsr__pz pz;
         tsr__pz_cache *c;
         int piece[192], p2[192], keep[192];
         unsigned char r[192] = {0}, r2[192] = {0};
+        float *dm;
         tsr_exec ex = {TSR_BACKEND_CPU, NULL, NULL, 0};
         CHECK_OK(tsr__pz_features(&pz, &img, 12, 16, rot, 0));
         CHECK_OK(tsr__pz_lists(&pz, tsr__pz_topk_cpu, &ex));
+        dm = pz.dmat;
+        CHECK(dm != NULL);
+        if (notab) pz.dmat = NULL;
         c = tsr__pz_cache_new(&pz);
         CHECK(c != NULL);
         for (int i = 0; i < 192; i++) piece[i] = keep[i] = i;
@@ -852,9 +857,11 @@ TEST(test_puzzle_refine_rolls)
         CHECK_OK(tsr__pz_refine(&pz, c, p2, r2, keep, r, 0));
         CHECK(!memcmp(p2, keep, sizeof keep));
         CHECK_OK(tsr__pz_refine(&pz, c, piece, r, keep, r2, 1));
-        for (int i = 0; i < 192; i++) CHECK_MSG(piece[i] == i && r[i] == 0, "rotate %d: cell %d holds %d turned %d", rot, i,
-                                                piece[i], r[i]);
+        for (int i = 0; i < 192; i++)
+            CHECK_MSG(piece[i] == i && r[i] == 0, "rotate %d, table %d: cell %d holds %d turned %d", rot, !notab, i,
+                      piece[i], r[i]);
         tsr__pz_cache_free(c);
+        pz.dmat = dm;
         tsr__pz_free(&pz);
     }
     tsr_image_free(&img);

@@ -521,6 +521,7 @@ static int tsr__pz_ls_rolls(tsr__pz_ls *b, int lim)
 #undef PZ_E
     return tsr__pz_ls_commit(b);
 }
+
 /* Contract: see puzzle_core.h. */
 tsr_status tsr__pz_refine(const tsr__pz *pz, tsr__pz_cache *cache, int *piece, unsigned char *rot,
                           const int *prev_piece, const unsigned char *prev_rot, int rolls)

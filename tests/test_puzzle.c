@@ -490,6 +490,8 @@ TEST(test_puzzle_bench)
     printf("|---|---|---|---|---|---|---|\n");
     for (int rot = 0; rot <= 1; rot++) {
         double sd = 0, ss = 0, sn = 0, st = 0;
+        /* TSR_PUZZLE_BENCH_ROTATE=0 or 1: only that case */
+        if (getenv("TSR_PUZZLE_BENCH_ROTATE") && atoi(getenv("TSR_PUZZLE_BENCH_ROTATE")) != rot) continue;
         int got = 0;
         for (int k = 0; k < PZ_NPHOTOS * nscr; k++) {
             int i = k / nscr, sc = k % nscr;
@@ -811,12 +813,55 @@ TEST(test_puzzle_refine_repairs)
             }
         if (rot) r[50] = 2;
         before = tsr__pz_objective(&pz, c, piece, r);
-        CHECK_OK(tsr__pz_refine(&pz, c, piece, r, NULL, NULL));
+        CHECK_OK(tsr__pz_refine(&pz, c, piece, r, NULL, NULL, 0));
         after = tsr__pz_objective(&pz, c, piece, r);
         CHECK_MSG(after <= before, "objective %g -> %g", before, after);
         for (int i = 0; i < 192; i++) CHECK_MSG(piece[i] == i && r[i] == 0, "rotate %d: cell %d holds %d turned %d", rot, i,
                                                 piece[i], r[i]);
         tsr__pz_cache_free(c);
+        tsr__pz_free(&pz);
+    }
+    tsr_image_free(&img);
+}
+
+/* Rolls: a solved synthetic puzzle with a 4 x 5 block rolled one cell along its rows and a
+ * 3 x 2 block rolled one cell up its columns goes back to the solution by rolls alone (the
+ * search is told that nothing changed, so it starts with them; without rolls it then moves
+ * nothing), with the table of D and without it (its terms then from the lists and features). */
+TEST(test_puzzle_refine_rolls)
+{
+    tsr_image img = pz_synthetic(16 * 14, 12 * 14, 7);
+    for (int k = 0; k < 4; k++) {
+        int rot = k & 1, notab = k >> 1;
+        tsr__pz pz;
+        tsr__pz_cache *c;
+        int piece[192], p2[192], keep[192];
+        unsigned char r[192] = {0}, r2[192] = {0};
+        float *dm;
+        tsr_exec ex = {TSR_BACKEND_CPU, NULL, NULL, 0};
+        CHECK_OK(tsr__pz_features(&pz, &img, 12, 16, rot, 0));
+        CHECK_OK(tsr__pz_lists(&pz, tsr__pz_topk_cpu, &ex));
+        dm = pz.dmat;
+        CHECK(dm != NULL);
+        if (notab) pz.dmat = NULL;
+        c = tsr__pz_cache_new(&pz);
+        CHECK(c != NULL);
+        for (int i = 0; i < 192; i++) piece[i] = keep[i] = i;
+        for (int y = 3; y < 7; y++)   /* rows 3-6, columns 6-10 one cell right, column 10 in at 6 */
+            for (int x = 6; x <= 10; x++) piece[y * 16 + x] = keep[y * 16 + (x == 6 ? 10 : x - 1)];
+        for (int i = 0; i < 192; i++) keep[i] = piece[i];
+        for (int y = 8; y <= 10; y++)   /* rows 8-10, columns 1-2 one cell up, row 8 in at 10 */
+            for (int x = 1; x <= 2; x++) piece[y * 16 + x] = keep[(y == 10 ? 8 : y + 1) * 16 + x];
+        memcpy(p2, piece, sizeof piece);
+        memcpy(keep, piece, sizeof piece);
+        CHECK_OK(tsr__pz_refine(&pz, c, p2, r2, keep, r, 0));
+        CHECK(!memcmp(p2, keep, sizeof keep));
+        CHECK_OK(tsr__pz_refine(&pz, c, piece, r, keep, r2, 1));
+        for (int i = 0; i < 192; i++)
+            CHECK_MSG(piece[i] == i && r[i] == 0, "rotate %d, table %d: cell %d holds %d turned %d", rot, !notab, i,
+                      piece[i], r[i]);
+        tsr__pz_cache_free(c);
+        pz.dmat = dm;
         tsr__pz_free(&pz);
     }
     tsr_image_free(&img);

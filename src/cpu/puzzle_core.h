@@ -191,9 +191,10 @@ int tsr__pz_confident(const tsr__pz *pz, tsr__pz_cache *c, const int *piece, con
                       int *gy, int *gx, int *go);
 /* Local search on a full placement (piece/rot updated in place) with moves that lower the
  * objective. With prev_piece (and prev_rot), a placement it already searched, only cells that
- * differ from it and their neighbours are visited first. */
+ * differ from it and their neighbours are visited first. With 'rolls', when nothing else moves,
+ * rectangles rolled by one cell along rows or columns are tried too (the best of all). */
 tsr_status tsr__pz_refine(const tsr__pz *pz, tsr__pz_cache *c, int *piece, unsigned char *rot, const int *prev_piece,
-                          const unsigned char *prev_rot);
+                          const unsigned char *prev_rot, int rolls);
 /* Total dissimilarity of a placement (each adjacent pair once). */
 double tsr__pz_total(const tsr__pz *pz, const int *piece, const unsigned char *rot);
 

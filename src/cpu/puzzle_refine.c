@@ -1,7 +1,8 @@
 /* Refinement of a full placement: the objective (normalised, capped dissimilarities of adjacent
  * sides), and a local search that lowers it with four kinds of move: swap two pieces or two
  * blocks of up to 2 x 2, turn a piece (rotation puzzles), and shift a segment of confidently
- * joined pieces, the pieces in its way sliding round it into the cells it leaves. */
+ * joined pieces, the pieces in its way sliding round it into the cells it leaves; on request a
+ * fifth, rolls of rectangles by one cell (tsr__pz_ls_rolls). */
 #include "puzzle_core.h"
 #include <math.h>
 #include <stdint.h>
@@ -410,12 +411,123 @@ static int tsr__pz_ls_shifts(tsr__pz_ls *b)
     return moved;
 }
 
+/* Longest side of a rolled rectangle (cells), and at most TSR_PZ_ROLL_WORK / pieces: a roll
+ * pass computes about 10 x pieces x that many terms and sums 4 x pieces x its square. */
+#define TSR_PZ_ROLL_MAX 24
+#define TSR_PZ_ROLL_WORK 200000
+
+/* Rolls: the cells of a rectangle move one cell along its rows (or columns), the cells pushed
+ * out at one end going in at the other, as on a conveyor. A block put one cell off beside a
+ * line of misplaced pieces (grass, sky) goes back in one move, where swaps and shifts would
+ * have to break it or pass through worse placements. The change of the objective of every
+ * rectangle (sides up to 'lim') is the sum of its lines' changes along the roll and of its two
+ * ends across it, each read from per-line tables and prefix sums, so a pass costs
+ * O(pieces x lim^2); the best is proposed (ties: the first found) and kept when it lowers the
+ * objective. Returns 1 when a roll was applied, -1 when out of memory. */
+static int tsr__pz_ls_rolls(tsr__pz_ls *b, int lim)
+{
+    int R = b->R, C = b->C, bt = -1, bl0 = 0, bl1 = 0, bp0 = 0, bw = 0, bdir = 0;
+    double best = -1e-4;
+    for (int t = 0; t < 2; t++) {
+        int NL = t ? C : R, L = t ? R : C, al = t ? 2 : 1, ac = t ? 1 : 2;
+        int W = L < lim ? L : lim, H = NL < lim ? NL : lim;
+        size_t sz = (size_t)NL * L * (W + 1), psz = (size_t)NL * (L + 1);
+        float *tab, *rf, *rb, *tf, *tb, *bf, *bb;
+        double *pv, *pa, *pb;
+        if (W < 2) continue;
+        tab = malloc(sizeof(float) * sz * 6);
+        pv = malloc(sizeof(double) * psz * 3);
+        if (!tab || !pv) {
+            free(tab), free(pv);
+            return -1;
+        }
+        rf = tab, rb = tab + sz, tf = tab + 2 * sz, tb = tab + 3 * sz, bf = tab + 4 * sz, bb = tab + 5 * sz;
+        pa = pv + psz, pb = pv + 2 * psz;
+#define PZ_CELL(l, p) (t ? (p) * C + (l) : (l) * C + (p))
+#define PZ_O(l, p) b->o[PZ_CELL(l, p)]
+#define PZ_AL(l, p) b->term[PZ_CELL(l, p) * 4 + al]              /* (l, p) and (l, p + 1) */
+#define PZ_AC(l, p) b->term[PZ_CELL(l, p) * 4 + ((ac + 2) & 3)]  /* (l - 1, p) and (l, p) */
+#define PZ_E(o1, d, o2) tsr__pz_edge(b->cache, o1, d, o2)
+        /* prefix sums along line l >= 1 of the sides across to line l - 1: as they are (pv), with
+         * line l - 1 one cell further along (pa) or line l one cell further along (pb) */
+        for (int l = 1; l < NL; l++) {
+            double *v = pv + (size_t)l * (L + 1), *a = pa + (size_t)l * (L + 1), *bq = pb + (size_t)l * (L + 1);
+            v[0] = a[0] = bq[0] = 0;
+            for (int p = 0; p < L; p++) {
+                v[p + 1] = v[p] + PZ_AC(l, p);
+                a[p + 1] = a[p] + (p ? PZ_E(PZ_O(l - 1, p - 1), ac, PZ_O(l, p)) : 0);
+                bq[p + 1] = bq[p] + (p ? PZ_E(PZ_O(l - 1, p), ac, PZ_O(l, p - 1)) : 0);
+            }
+        }
+        for (int l = 0; l < NL; l++)
+            for (int p0 = 0; p0 < L; p0++)
+                for (int w = 2; w <= W && p0 + w <= L; w++) {
+                    int p1 = p0 + w - 1;
+                    size_t at = ((size_t)l * L + p0) * (W + 1) + w;
+                    const double *v, *a, *bq;
+                    /* forward: (l, p) takes (l, p - 1), (l, p0) takes (l, p1); backward the reverse */
+                    rf[at] = (float)((p0 ? PZ_E(PZ_O(l, p0 - 1), al, PZ_O(l, p1)) - PZ_AL(l, p0 - 1) : 0) +
+                                     PZ_E(PZ_O(l, p1), al, PZ_O(l, p0)) - PZ_AL(l, p1 - 1) +
+                                     (p1 < L - 1 ? PZ_E(PZ_O(l, p1 - 1), al, PZ_O(l, p1 + 1)) - PZ_AL(l, p1) : 0));
+                    rb[at] = (float)((p0 ? PZ_E(PZ_O(l, p0 - 1), al, PZ_O(l, p0 + 1)) - PZ_AL(l, p0 - 1) : 0) +
+                                     PZ_E(PZ_O(l, p1), al, PZ_O(l, p0)) - PZ_AL(l, p0) +
+                                     (p1 < L - 1 ? PZ_E(PZ_O(l, p0), al, PZ_O(l, p1 + 1)) - PZ_AL(l, p1) : 0));
+                    tf[at] = tb[at] = bf[at] = bb[at] = 0;
+                    if (l) {   /* l the first line: its sides across to line l - 1 */
+                        v = pv + (size_t)l * (L + 1), a = pa + (size_t)l * (L + 1), bq = pb + (size_t)l * (L + 1);
+                        tf[at] = (float)(bq[p1 + 1] - bq[p0 + 1] + PZ_E(PZ_O(l - 1, p0), ac, PZ_O(l, p1)) -
+                                         (v[p1 + 1] - v[p0]));
+                        tb[at] = (float)(a[p1 + 1] - a[p0 + 1] + PZ_E(PZ_O(l - 1, p1), ac, PZ_O(l, p0)) -
+                                         (v[p1 + 1] - v[p0]));
+                    }
+                    if (l < NL - 1) {   /* l the last line: its sides across to line l + 1 */
+                        v = pv + (size_t)(l + 1) * (L + 1), a = pa + (size_t)(l + 1) * (L + 1);
+                        bq = pb + (size_t)(l + 1) * (L + 1);
+                        bf[at] = (float)(a[p1 + 1] - a[p0 + 1] + PZ_E(PZ_O(l, p1), ac, PZ_O(l + 1, p0)) -
+                                         (v[p1 + 1] - v[p0]));
+                        bb[at] = (float)(bq[p1 + 1] - bq[p0 + 1] + PZ_E(PZ_O(l, p0), ac, PZ_O(l + 1, p1)) -
+                                         (v[p1 + 1] - v[p0]));
+                    }
+                }
+        for (int p0 = 0; p0 < L; p0++)
+            for (int w = 2; w <= W && p0 + w <= L; w++)
+                for (int l0 = 0; l0 < NL; l0++) {
+                    double af = 0, ab = 0;
+                    for (int l1 = l0; l1 < NL && l1 < l0 + H; l1++) {
+                        size_t a0 = ((size_t)l0 * L + p0) * (W + 1) + w, a1 = ((size_t)l1 * L + p0) * (W + 1) + w;
+                        double f, g;
+                        af += rf[a1], ab += rb[a1];
+                        f = af + tf[a0] + bf[a1];
+                        g = ab + tb[a0] + bb[a1];
+                        if (f < best) best = f, bt = t, bl0 = l0, bl1 = l1, bp0 = p0, bw = w, bdir = 1;
+                        if (w > 2 && g < best) best = g, bt = t, bl0 = l0, bl1 = l1, bp0 = p0, bw = w, bdir = -1;
+                    }
+                }
+        free(tab), free(pv);
+    }
+    if (bt < 0) return 0;
+    {
+        int t = bt, p1 = bp0 + bw - 1;
+        for (int l = bl0; l <= bl1; l++)
+            for (int p = bp0; p <= p1; p++) {
+                int from = bdir > 0 ? (p == bp0 ? p1 : p - 1) : (p == p1 ? bp0 : p + 1);
+                tsr__pz_ls_put(b, PZ_CELL(l, p), PZ_O(l, from));
+            }
+    }
+#undef PZ_CELL
+#undef PZ_O
+#undef PZ_AL
+#undef PZ_AC
+#undef PZ_E
+    return tsr__pz_ls_commit(b);
+}
+
 /* Contract: see puzzle_core.h. */
 tsr_status tsr__pz_refine(const tsr__pz *pz, tsr__pz_cache *cache, int *piece, unsigned char *rot,
-                          const int *prev_piece, const unsigned char *prev_rot)
+                          const int *prev_piece, const unsigned char *prev_rot, int rolls)
 {
     tsr__pz_ls b;
-    int n = pz->n, ok;
+    int n = pz->n, ok, lim = !rolls ? 0 : TSR_PZ_ROLL_WORK / n < TSR_PZ_ROLL_MAX ? TSR_PZ_ROLL_WORK / n : TSR_PZ_ROLL_MAX;
     memset(&b, 0, sizeof b);
     b.pz = pz, b.cache = cache, b.R = pz->rows, b.C = pz->cols, b.n = n;
     b.o = malloc(sizeof(int) * n);
@@ -464,6 +576,14 @@ tsr_status tsr__pz_refine(const tsr__pz *pz, tsr__pz_cache *cache, int *piece, u
             memcpy(b.touched, b.dirty, (size_t)n);
             moved = tsr__pz_ls_swaps(&b);
             moved += tsr__pz_ls_shifts(&b);
+            if (!moved && lim >= 2) {   /* rolls only where nothing else moves: a pass costs more */
+                int r = tsr__pz_ls_rolls(&b, lim);
+                if (r < 0) {
+                    ok = 0;
+                    break;
+                }
+                moved = r;
+            }
             if (!moved) break;
         }
         for (int i = 0; i < n; i++) {

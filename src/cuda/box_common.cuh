@@ -176,21 +176,32 @@ __device__ __forceinline__ void tsr__rg_slide(unsigned c[8], uint4 in, uint4 out
 template <int THRESH>
 __device__ __forceinline__ uint4 tsr__rg_pack16(const tsr__box_args &a, unsigned m[16], uint4 sv)
 {
-    if (THRESH) {
-        const unsigned sw[4] = {sv.x, sv.y, sv.z, sv.w};
-#pragma unroll
-        for (int j = 0; j < 16; j++) {
-            int diff = (int)__byte_perm(sw[j >> 2], 0, 0x4440 + (j & 3)) - (int)m[j];
-            int pass = a.inverse ? diff <= -a.idelta : diff > -a.idelta;
-            m[j] = pass ? (unsigned)a.maxval : 0u;
-        }
-    }
     unsigned o[4];
+    if constexpr (THRESH) {
+        /* In 16-bit halves, two pixels per add: pass <=> s - m > -idelta <=> s - m + 0x200 >= T,
+         * T = 0x201 - idelta clamped to [0, 0x300] (s - m + 0x200 lies in [0x101, 0x2ff], so
+         * the clamp keeps "always" and "never"); then s - m + 0x8200 - T has bit 15 set exactly
+         * when the pixel passes, and stays within [0, 0xffff], so no borrow crosses halves.
+         * Inverse: m - s + 0x7dff + T, bit 15 set exactly when it fails. Bytes 1 and 3 of each
+         * half pair carry those bits as their bit 7; the 0/1 bytes times maxval are the output. */
+        const int T = min(max(0x201 - a.idelta, 0), 0x300);
+        const unsigned sw[4] = {sv.x, sv.y, sv.z, sv.w};
+        const unsigned c = (unsigned)(a.inverse ? 0x7dff + T : 0x8200 - T) * 0x10001u;
 #pragma unroll
-    for (int q = 0; q < 4; q++)
-        o[q] = __byte_perm(__byte_perm(m[4 * q], m[4 * q + 1], 0x0040), __byte_perm(m[4 * q + 2], m[4 * q + 3], 0x0040),
-                           0x5410);
-    return make_uint4(o[0], o[1], o[2], o[3]);
+        for (int q = 0; q < 4; q++) {
+            const unsigned s0 = __byte_perm(sw[q], 0, 0x4140), s1 = __byte_perm(sw[q], 0, 0x4342);
+            const unsigned m0 = __byte_perm(m[4 * q], m[4 * q + 1], 0x5410), m1 = __byte_perm(m[4 * q + 2], m[4 * q + 3], 0x5410);
+            const unsigned x0 = a.inverse ? m0 - s0 + c : s0 - m0 + c, x1 = a.inverse ? m1 - s1 + c : s1 - m1 + c;
+            o[q] = ((__byte_perm(x0, x1, 0x7531) >> 7) & 0x01010101u) * (unsigned)a.maxval;
+        }
+        return make_uint4(o[0], o[1], o[2], o[3]);
+    } else {
+#pragma unroll
+        for (int q = 0; q < 4; q++)
+            o[q] = __byte_perm(__byte_perm(m[4 * q], m[4 * q + 1], 0x0040), __byte_perm(m[4 * q + 2], m[4 * q + 3], 0x0040),
+                               0x5410);
+        return make_uint4(o[0], o[1], o[2], o[3]);
+    }
 }
 
 /* Word q (bytes 4q..4q+3) of a lane's partial last group at column xc of row 'row' (NULL: the

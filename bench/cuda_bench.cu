@@ -644,7 +644,7 @@ int main(int argc, char **argv)
             sweep_resize_out(&g);
         }
         if (strips == 4 && si == 0)
-            sweep_strips("wide", "TSR_CUDA_WIDE_STRIP", NULL, {1, 4, 8, 15, 31, 48, 64, 100}, {16, 32, 64, 128, 256},
+            sweep_strips("wide", "TSR_CUDA_WIDE_STRIP", NULL, {1, 4, 5, 6, 7, 8, 15, 31, 48, 64, 100}, {16, 24, 32, 64},
                          &g);
         if (strips == 4 && si == 1)
             sweep_strips("wide", "TSR_CUDA_WIDE_STRIP", NULL, {3, 7, 15, 31, 64}, {4, 8, 12, 16, 24, 32}, &g);

@@ -378,14 +378,18 @@ double tsr_deband_pipe_kernel_ms(const tsr_deband_pipe *pp);
 void tsr_deband_pipe_close(tsr_deband_pipe *pp);
 
 /* YUV4MPEG2 streams. C tags: 420jpeg 420paldv 420mpeg2 420 422 444 mono and the pNN forms
- * (420p10, 422p12, 444p16, mono16...); samples above 8 bits are little-endian 16-bit. Interlaced
- * streams (It, Ib, Im) and 411/410 are rejected with a message; I? and Ip are read as progressive. */
+ * (420p10, 422p12, 444p16, mono16...); samples above 8 bits are little-endian 16-bit. It and Ib
+ * (interlaced, top or bottom field first) are read as whole frames of interleaved fields, with
+ * 'interlace' saying so; Im (a tag per frame) and 411/410 are rejected with a message; I? and Ip
+ * are read as progressive. */
 typedef struct tsr_y4m_info {
     int width, height, chroma, bits;
     int fps_num, fps_den;       /* 0/0 when absent */
     int par_num, par_den;       /* 0/0 when absent */
     char ctag[16];              /* the C tag as read ("" when absent: 420jpeg) */
     char extra[256];            /* X... and other tags, passed through verbatim */
+    char interlace;             /* 'p' progressive (Ip, I? or none), 't' top field first, 'b' bottom;
+                                   written back as I<interlace> (0 reads as 'p') */
 } tsr_y4m_info;
 /* Parse a stream header from f ('name' is used in messages). */
 tsr_status tsr_y4m_read_header(FILE *f, const char *name, tsr_y4m_info *info);

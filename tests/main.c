@@ -85,10 +85,17 @@ int main(int argc, char **argv)
     int passed = 0, failed = 0, skipped = 0, verbose = getenv("TSR_TEST_VERBOSE") != NULL;
     qsort(tsr_tests, (size_t)tsr_ntests, sizeof tsr_tests[0], tsr_cmp);
     for (int i = 0; i < tsr_ntests; i++) {
-        int run = argc < 2;
-        for (int a = 1; a < argc; a++)
-            if (strstr(tsr_tests[i].name, argv[a])) run = 1;
-        if (!run) continue;
+        /* Arguments select tests whose names contain them; "-NAME" leaves such tests out. */
+        int run = 1, want = 0, chosen = 0;
+        for (int a = 1; a < argc; a++) {
+            if (argv[a][0] == '-') {
+                if (strstr(tsr_tests[i].name, argv[a] + 1)) run = 0;
+            } else {
+                want = 1;
+                if (strstr(tsr_tests[i].name, argv[a])) chosen = 1;
+            }
+        }
+        if (!run || (want && !chosen)) continue;
         tsr_current = tsr_tests[i].name;
         tsr_fails_now = tsr_skipped_now = 0;
         tsr_rng = 2463534242u + (unsigned)i * 7919u;

@@ -418,7 +418,25 @@ TEST(test_deband_y4m_headers)
     DB_BAD("YUV4MPEG2 W4 H2 C410\n", TSR_E_UNSUPPORTED, "C410");
     DB_BAD("YUV4MPEG2 W4 H2 C420p18\n", TSR_E_UNSUPPORTED, "18-bit");
     DB_BAD("YUV4MPEG2 W4 H2 Cfoo\n", TSR_E_UNSUPPORTED, "Cfoo");
-    DB_BAD("YUV4MPEG2 W4 H2 It\n", TSR_E_UNSUPPORTED, "interlaced");
+    DB_BAD("YUV4MPEG2 W4 H2 Im\n", TSR_E_UNSUPPORTED, "mixed interlacing");
+    DB_BAD("YUV4MPEG2 W4 H2 Ix\n", TSR_E_FORMAT, "interlace tag 'Ix'");
+    {
+        static const char *heads[] = {"YUV4MPEG2 W4 H2 It\n", "YUV4MPEG2 W4 H2 Ib\n", "YUV4MPEG2 W4 H2 I?\n",
+                                      "YUV4MPEG2 W4 H2\n"};
+        static const char want[] = {'t', 'b', 'p', 'p'};
+        for (int i = 0; i < 4; i++) {
+            FILE *f = tmpfile();
+            char line[64] = "";
+            CHECK_OK(db_parse(heads[i], strlen(heads[i]), &in, 0));
+            CHECK_EQ(in.interlace, want[i]);
+            CHECK_OK(tsr_y4m_write_header(f, &in, 8));   /* the field order is written back */
+            rewind(f);
+            CHECK(fgets(line, sizeof line, f) != NULL);
+            CHECK_MSG(strstr(line, want[i] == 't' ? " It " : want[i] == 'b' ? " Ib " : " Ip ") != NULL, "header '%s'",
+                      line);
+            fclose(f);
+        }
+    }
     DB_BAD("YUV4MPEG2 W4 H2 Fx\n", TSR_E_FORMAT, "frame rate");
     DB_BAD("YUV4MPEG2 W4 H2 Q7\n", TSR_E_FORMAT, "Q7");
     {

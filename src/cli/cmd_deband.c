@@ -19,6 +19,7 @@ int tsr__cmd_deband(int argc, char **argv, const tsr_cli_common *global);
 typedef struct tsr__deband_cli {
     tsr_deband_params p;
     int progress;
+    int whole_frames;           /* interlaced streams debanded as whole frames, not field by field */
 } tsr__deband_cli;
 
 #define TSR__DB_MAXP 32
@@ -29,8 +30,9 @@ static const char tsr__deband_help[] =
     "stdin/stdout), e.g. ffmpeg -i in.mkv -f yuv4mpegpipe - | tessera deband - - | ffmpeg -f yuv4mpegpipe -i - "
     "out.mkv; or PNG/JPEG/PNM/BMP images (gray, RGB; each colour channel is debanded as a plane with the Y "
     "threshold and grain-y, alpha is copied). A file OUT is written to a temporary file and renamed when complete; "
-    "on stdout, frames already written stay written when a later frame fails. Same seed, same output on every "
-    "backend. See docs/deband.md.";
+    "on stdout, frames already written stay written when a later frame fails. Interlaced streams (It, Ib) are "
+    "debanded field by field, so that no reference pixel comes from the other field (--whole-frames: as "
+    "progressive frames). Same seed, same output on every backend. See docs/deband.md.";
 
 /* Fill 'table' with the library's parameters and --progress; returns the count. */
 static int tsr__deband_params(tsr_param *table)
@@ -39,6 +41,9 @@ static int tsr__deband_params(tsr_param *table)
     for (int i = 0; i < tsr_deband_param_count && n < TSR__DB_MAXP - 1; i++) table[n++] = tsr_deband_param_table[i];
     table[n++] = (tsr_param){"progress", TSR_P_BOOL, "frames and fps on stderr every second (default: when stderr "
                              "is a terminal)", 0, 1, 0, NULL, offsetof(tsr__deband_cli, progress), 0};
+    table[n++] = (tsr_param){"whole-frames", TSR_P_BOOL, "deband interlaced y4m (It, Ib) as whole frames rather than "
+                             "each field on its own (for progressive content flagged as interlaced)", 0, 1, 0, NULL,
+                             offsetof(tsr__deband_cli, whole_frames), 0};
     return n;
 }
 
@@ -166,7 +171,10 @@ static void tsr__deband_report(const tsr_cli_common *c, const tsr_deband_variant
  * The stream ends at 'end': the frame count at a clean end of input, or the first frame that a
  * stage failed on. Every stage stops there, so the frames before a failure are still processed
  * and written (a consumer of stdout gets them all), and the error reported is the earliest
- * frame's, whichever thread found it first. */
+ * frame's, whichever thread found it first.
+ * Interlaced streams go through the pipe as fields: unit 2k is frame k's top field (its even
+ * rows), unit 2k+1 its bottom field; the reader splits each frame it reads from whole_in, the
+ * writer joins the two fields into whole_out and writes it after the second. */
 typedef struct tsr__flow {
     pthread_mutex_t lock;
     pthread_cond_t changed;
@@ -174,7 +182,9 @@ typedef struct tsr__flow {
     const tsr_y4m_info *info;
     FILE *in, *out;
     int nslots;
-    int read, run, written;     /* frames through each stage */
+    int fields;                 /* 1: units are fields (interlaced), 0: units are frames */
+    tsr_frame whole_in, whole_out;   /* host frames of the stream's size, when fields */
+    int read, run, written;     /* units (frames or fields) through each stage */
     int end;                    /* INT_MAX until the end is known */
     tsr_status status;          /* why the stream ended at 'end' (TSR_OK: end of input) */
     char msg[512];              /* the failing thread's tsr_last_error() */
@@ -213,6 +223,43 @@ static void tsr__flow_done(tsr__flow *f, int n, int *counter, tsr_status s)
     pthread_mutex_unlock(&f->lock);
 }
 
+/* Copy the rows of parity 'field' (0: rows 0, 2, 4...) of every plane of 'whole' into 'half'
+ * (to_half) or back; 'half' has the field's size and the same depth. */
+static void tsr__field_rows(tsr_frame *whole, tsr_frame *half, int field, int to_half)
+{
+    size_t bps = whole->bits > 8 ? 2 : 1;
+    for (int p = 0; p < whole->nplanes; p++) {
+        size_t row = (size_t)tsr_frame_plane_width(half->width, half->chroma, p) * bps;
+        int ph = tsr_frame_plane_height(half->height, half->chroma, p);
+        for (int y = 0; y < ph; y++) {
+            unsigned char *w = (unsigned char *)whole->plane[p] + (size_t)(2 * y + field) * whole->stride[p];
+            unsigned char *h = (unsigned char *)half->plane[p] + (size_t)y * half->stride[p];
+            if (to_half) memcpy(h, w, row);
+            else memcpy(w, h, row);
+        }
+    }
+}
+
+/* Read unit n into its slot: frame n, or (fields) field n & 1 of frame n / 2, which is read
+ * from the input when n is even. */
+static tsr_status tsr__flow_read_unit(tsr__flow *f, int n, int *eof)
+{
+    tsr_frame *slot = tsr_deband_pipe_slot(f->pp, n % f->nslots);
+    tsr_status s;
+    if (!f->fields) return tsr_y4m_read_frame(f->in, f->info, slot, n, eof);
+    if (!(n & 1) && ((s = tsr_y4m_read_frame(f->in, f->info, &f->whole_in, n / 2, eof)) || *eof)) return s;
+    tsr__field_rows(&f->whole_in, slot, n & 1, 1);
+    return TSR_OK;
+}
+
+/* Write unit n's output: frame n, or (fields) field n & 1 into whole_out, written after field 1. */
+static tsr_status tsr__flow_write_unit(tsr__flow *f, int n, const tsr_frame *done)
+{
+    if (!f->fields) return tsr_y4m_write_frame(f->out, done);
+    tsr__field_rows(&f->whole_out, (tsr_frame *)done, n & 1, 0);
+    return n & 1 ? tsr_y4m_write_frame(f->out, &f->whole_out) : TSR_OK;
+}
+
 /* The reader: frames into free slots until the end of input, a read error or the stream's end. */
 static void *tsr__flow_reader(void *arg)
 {
@@ -226,7 +273,7 @@ static void *tsr__flow_reader(void *arg)
         pthread_mutex_unlock(&f->lock);
         if (!go) return NULL;
         t0 = tsr_cli_now();
-        s = tsr_y4m_read_frame(f->in, f->info, tsr_deband_pipe_slot(f->pp, n % f->nslots), n, &eof);
+        s = tsr__flow_read_unit(f, n, &eof);
         f->read_ms += (tsr_cli_now() - t0) * 1e3;
         if (eof) {
             pthread_mutex_lock(&f->lock);
@@ -254,7 +301,7 @@ static void *tsr__flow_writer(void *arg)
         if (!go) return NULL;
         s = tsr_deband_pipe_wait(f->pp, n % f->nslots, &done);
         t0 = tsr_cli_now();
-        if (!s) s = tsr_y4m_write_frame(f->out, done);
+        if (!s) s = tsr__flow_write_unit(f, n, done);
         f->write_ms += (tsr_cli_now() - t0) * 1e3;
         tsr__flow_done(f, n, &f->written, s);
         if (s) return NULL;
@@ -290,7 +337,8 @@ static int tsr__flow_run(tsr__flow *f, int show, double t0, tsr_status *status)
             tsr__flow_done(f, n, &f->run, tsr_deband_pipe_run(f->pp, n % f->nslots, n));
             if (show && tsr_cli_now() - last >= 1.0) {
                 last = tsr_cli_now();
-                fprintf(stderr, "\rtessera: deband: frame %d, %.1f fps ", n + 1, (n + 1) / (last - t0));
+                int k = (n + 1) >> f->fields;   /* frames done */
+                fprintf(stderr, "\rtessera: deband: frame %d, %.1f fps ", k, k / (last - t0));
             }
         }
         pthread_join(reader, NULL);
@@ -300,7 +348,7 @@ static int tsr__flow_run(tsr__flow *f, int show, double t0, tsr_status *status)
         tsr__fail(f->status, "%s", f->msg);
         return -1;
     }
-    return f->end;
+    return f->end >> f->fields;
 }
 
 /* A y4m stream from IN to OUT through the frame pipe. */
@@ -316,6 +364,7 @@ static int tsr__deband_stream(const tsr__deband_cli *o, tsr_cli_common *c, const
     double t0 = tsr_cli_now();
     tsr_backend asked = c->exec.backend;
 
+    memset(&flow, 0, sizeof flow);
     if (!in) {
         tsr__fail(TSR_E_IO, "%s: %s", inpath, strerror(errno));
         return tsr_cli_fail("deband", TSR_E_IO);
@@ -325,11 +374,26 @@ static int tsr__deband_stream(const tsr__deband_cli *o, tsr_cli_common *c, const
     if ((s = tsr_y4m_read_header(in, strcmp(inpath, "-") ? inpath : "stdin", &info))) goto fail;
     if ((s = tsr_deband_check(&o->p, info.bits))) goto fail;
     out_bits = o->p.output_depth ? o->p.output_depth : info.bits;
-    if ((s = tsr_deband_pipe_open(&pp, info.width, info.height, info.chroma, info.bits, &o->p, &c->exec))) goto fail;
+    flow.fields = info.interlace != 'p' && !o->whole_frames;
+    if (flow.fields) {
+        /* Each field's chroma rows must be the field's own rows: every other row of the plane. */
+        int unit = info.chroma == TSR_CHROMA_420 ? 4 : 2;
+        if (info.height % unit) {
+            s = tsr__fail(TSR_E_UNSUPPORTED, "interlaced y4m (I%c) of height %d: fields need a height that is a multiple "
+                          "of %d%s (or --whole-frames)", info.interlace, info.height, unit,
+                          unit == 4 ? " for 4:2:0" : "");
+            goto fail;
+        }
+        if ((s = tsr_frame_create(&flow.whole_in, info.width, info.height, info.chroma, info.bits, TSR_HOST)) ||
+            (s = tsr_frame_create(&flow.whole_out, info.width, info.height, info.chroma, out_bits, TSR_HOST)))
+            goto fail;
+    }
+    if ((s = tsr_deband_pipe_open(&pp, info.width, info.height >> flow.fields, info.chroma, info.bits, &o->p,
+                                  &c->exec)))
+        goto fail;
     if ((s = tsr__out_open(&out, outpath))) goto fail;
     tsr__pipe_grow(fileno(out.f));
     if ((s = tsr_y4m_write_header(out.f, &info, out_bits))) goto fail;
-    memset(&flow, 0, sizeof flow);
     pthread_mutex_init(&flow.lock, NULL);
     pthread_cond_init(&flow.changed, NULL);
     flow.pp = pp, flow.info = &info, flow.in = in, flow.out = out.f;
@@ -351,6 +415,8 @@ static int tsr__deband_stream(const tsr__deband_cli *o, tsr_cli_common *c, const
                 frames, tsr_cli_now() - t0, tsr_deband_pipe_kernel_ms(pp) / (frames ? frames : 1),
                 flow.read_ms / (frames ? frames : 1), flow.write_ms / (frames ? frames : 1));
     tsr_deband_pipe_close(pp);
+    tsr_frame_free(&flow.whole_in);
+    tsr_frame_free(&flow.whole_out);
     if (in != stdin) fclose(in);
     return 0;
 fail:
@@ -360,6 +426,8 @@ fail:
         rc = tsr_cli_fail("deband", s);
         tsr__out_close(&out, 0);
         tsr_deband_pipe_close(pp);
+        tsr_frame_free(&flow.whole_in);
+        tsr_frame_free(&flow.whole_out);
         if (in != stdin) fclose(in);
         return rc;
     }

@@ -85,7 +85,7 @@ tsr_status tsr_y4m_read_header(FILE *f, const char *name, tsr_y4m_info *info)
     int n = tsr__y4m_line(f, line, sizeof line), have_w = 0, have_h = 0;
     char *save = NULL, *tok;
     memset(&t, 0, sizeof t);
-    t.chroma = TSR_CHROMA_420, t.bits = 8;
+    t.chroma = TSR_CHROMA_420, t.bits = 8, t.interlace = 'p';
     if (n == -1) return tsr__fail(TSR_E_FORMAT, "%s: empty input (no y4m header)", name);
     if (n == -2) return tsr__fail(TSR_E_FORMAT, "%s: not a y4m stream (no header line within %d bytes)", name,
                                   TSR__Y4M_MAX_LINE);
@@ -113,12 +113,12 @@ tsr_status tsr_y4m_read_header(FILE *f, const char *name, tsr_y4m_info *info)
                 return tsr__fail(TSR_E_FORMAT, "%s: bad y4m aspect ratio '%s'", name, tok);
             break;
         case 'I':
-            if (strcmp(v, "p") && strcmp(v, "?")) {
-                if (!strcmp(v, "t") || !strcmp(v, "b") || !strcmp(v, "m"))
-                    return tsr__fail(TSR_E_UNSUPPORTED, "%s: interlaced y4m (I%s) is not supported: deinterlace first or "
-                                                        "deband the fields separately", name, v);
+            if (!strcmp(v, "t") || !strcmp(v, "b")) t.interlace = v[0];
+            else if (!strcmp(v, "m"))
+                return tsr__fail(TSR_E_UNSUPPORTED, "%s: y4m with mixed interlacing (Im, a tag per frame) is not "
+                                                    "supported: mark the stream It or Ib, or deinterlace first", name);
+            else if (strcmp(v, "p") && strcmp(v, "?"))
                 return tsr__fail(TSR_E_FORMAT, "%s: bad y4m interlace tag '%s'", name, tok);
-            }
             break;
         case 'C':
             if (strlen(v) >= sizeof t.ctag) return tsr__fail(TSR_E_UNSUPPORTED, "%s: unknown y4m chroma tag %s", name, tok);
@@ -224,7 +224,7 @@ tsr_status tsr_y4m_write_header(FILE *f, const tsr_y4m_info *info, int bits)
     tsr__y4m_out_tag(info, bits, tag, sizeof tag);
     if (fprintf(f, "YUV4MPEG2 W%d H%d", info->width, info->height) < 0) goto fail;
     if (info->fps_den && fprintf(f, " F%d:%d", info->fps_num, info->fps_den) < 0) goto fail;
-    if (fprintf(f, " Ip") < 0) goto fail;
+    if (fprintf(f, " I%c", info->interlace == 't' || info->interlace == 'b' ? info->interlace : 'p') < 0) goto fail;
     if (info->par_den && fprintf(f, " A%d:%d", info->par_num, info->par_den) < 0) goto fail;
     if (fprintf(f, " C%s", tag) < 0) goto fail;
     if (info->extra[0] && fprintf(f, " %s", info->extra) < 0) goto fail;

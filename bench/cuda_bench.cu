@@ -644,7 +644,7 @@ int main(int argc, char **argv)
             sweep_resize_out(&g);
         }
         if (strips == 4 && si == 0)
-            sweep_strips("wide", "TSR_CUDA_WIDE_STRIP", NULL, {1, 4, 5, 6, 7, 8, 15, 31, 48, 64, 100}, {16, 24, 32, 64},
+            sweep_strips("wide", "TSR_CUDA_WIDE_STRIP", NULL, {3, 5, 7, 11, 15, 24, 31, 48, 64}, {12, 16, 20, 24, 28, 32, 40, 48},
                          &g);
         if (strips == 4 && si == 1)
             sweep_strips("wide", "TSR_CUDA_WIDE_STRIP", NULL, {3, 7, 15, 31, 64}, {4, 8, 12, 16, 24, 32}, &g);

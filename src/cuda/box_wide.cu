@@ -285,7 +285,9 @@ static int tsr__box_wide_plan(const tsr__box_args &a, int depth, const tsr_image
      * about 1.5 waves of resident warps (20 per SM) at 16-row strips, such as 3840x2160, 8-row
      * strips (16 from ry = 64) measured 1.2-1.3x faster than 16 at every radius from 3 to 64,
      * despite each strip first summing 2ry+1 rows; on larger ones (8192x8192) 32 rows for
-     * ry < 8, 16 up to ry = 23, 24 up to ry = 64 (eighth session's sweep: box r = 31 / 64 132.2
+     * ry < 4, 12 up to ry = 15 (ninth session's sweep: box r = 5 / 7 85.8 / 93.1 us against
+     * 88.6 / 97.2 at 32, threshold blocks 11 / 15 / 31 93.1 / 102.6 / 112.4 against 96.2 / 103.9
+     * / 115.6), 16 up to ry = 23, 24 up to ry = 64 (eighth session's sweep: box r = 31 / 64 132.2
      * / 170.6 us against 137.5 at 16 and 179.7 at 32; threshold block 129 177.0 against 187.6),
      * ry/2 rows for taller windows (radius 100: 222 us against 242 at 32). */
     long long nint = g->seg_r - g->seg_l, nedge = g->nseg - nint;
@@ -297,7 +299,7 @@ static int tsr__box_wide_plan(const tsr__box_args &a, int depth, const tsr_image
     } else {
         sh = (long long)a.h * nint / ((long long)tsr__cu_sm_count() * 30);   /* 1.5 waves, >= 16 */
         if (sh > 32) sh = 32;
-        if (a.ry >= 8) sh = a.ry < 24 ? 16 : a.ry <= 64 ? 24 : a.ry / 2;
+        if (a.ry >= 4) sh = a.ry < 16 ? 12 : a.ry < 24 ? 16 : a.ry <= 64 ? 24 : a.ry / 2;
     }
     sh = tsr__env_int("TSR_CUDA_WIDE_STRIP", (int)sh);
     if (sh < 1) sh = 1;

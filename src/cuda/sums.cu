@@ -273,7 +273,9 @@ __global__ void __launch_bounds__(TSR_CSP_WARPS * 32) tsr__colsum_packed_kernel(
     } else if (c0 < row_bytes) {   /* the row's last, partial chunk: byte by byte */
         for (long long y = y0; y < y1; y += TSR_CSP_WARPS) {
             const unsigned char *row = src + (size_t)y * sstride + c0;
-            for (int j = 0; j < 16 && c0 + j < row_bytes; j++) q[j >> 1] += (unsigned)row[j] << (16 * (j & 1));
+#pragma unroll
+            for (int j = 0; j < 16; j++)   /* unrolled: q stays in registers (no local-memory array) */
+                if (c0 + j < row_bytes) q[j >> 1] += (unsigned)row[j] << (16 * (j & 1));
         }
     }
     /* pairs hold bytes (0,1), (2,3), ... of each word: byte j is in q[j >> 1], half j & 1 */
@@ -424,9 +426,13 @@ __global__ void tsr__rowsum_kernel(const unsigned char *src, size_t sstride, uns
                 c += step;
                 if (c >= cn) c -= cn;
             }
+#pragma unroll
             for (int k = 0; k < 4; k++) acc[k] = tsr__warp_sum(acc[k]);
-            if (lane == 0)
-                for (int k = 0; k < cn; k++) o[k] = acc[k];
+            if (lane == 0) {
+#pragma unroll
+                for (int k = 0; k < 4; k++)   /* unrolled: acc stays in registers */
+                    if (k < cn) o[k] = acc[k];
+            }
         }
     }
 }

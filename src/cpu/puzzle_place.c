@@ -502,6 +502,42 @@ static tsr_status tsr__pz_polish(tsr__pz_work *w, int *piece, unsigned char *rot
     return TSR_OK;
 }
 
+/* The tries of tsr__pz_regrow_region: try k grows the region again (greedily for k = 0, else
+ * perturbed with salt k), searches it locally and leaves its placement in slot k. */
+struct tsr__pz_tries {
+    const tsr__pz *pz;
+    const int *gy, *gx, *go;   /* the cells kept */
+    int keep;
+    const int *piece;          /* the placement before (what the local search visits first) */
+    const unsigned char *rot;
+    int *tp;                   /* per try: n cells */
+    unsigned char *tr;
+    double cost[TSR_PZ_REGION_TRIES];
+    tsr_status status[TSR_PZ_REGION_TRIES];
+    char msg[TSR_PZ_REGION_TRIES][256];
+};
+
+/* Tries [b, e) with one scratch (one thread). */
+static void tsr__pz_try_range(void *ctx, int b, int e)
+{
+    struct tsr__pz_tries *j = ctx;
+    size_t n = (size_t)j->pz->n;
+    tsr__pz_work w;
+    tsr_status init = tsr__pz_work_init(&w, j->pz), s = init;
+    for (int k = b; k < e; k++) {
+        int *p = j->tp + n * k;
+        unsigned char *r = j->tr + n * k;
+        if (!s)
+            s = tsr__pz_grow_jittered(j->pz, j->gy, j->gx, j->go, j->keep, 1, k ? TSR_PZ_REGION_JITTER : 0,
+                                      0x243F6A8885A308D3ull * (uint64_t)(k + 1), p, r, NULL, NULL);
+        if (!s) s = tsr__pz_refine(j->pz, w.cache, p, r, j->piece, j->rot, 0);
+        if (!s) j->cost[k] = tsr__pz_objective(j->pz, w.cache, p, r);
+        j->status[k] = s;
+        if (s) snprintf(j->msg[k], sizeof j->msg[k], "%s", tsr_last_error());
+    }
+    if (!init) tsr__pz_work_free(&w);
+}
+
 /* Randomised regrowths of the worst region: the box round the largest 4-connected group of
  * cells with a side of objective term TSR_PZ_KEEP or more, one cell wider on each side (when
  * it holds at most TSR_PZ_REGION_CELLS cells and not the whole grid), is emptied and grown
@@ -511,12 +547,14 @@ static tsr_status tsr__pz_polish(tsr__pz_work *w, int *piece, unsigned char *rot
  * region of ambiguous texture rebuilds the same wrong blocks every time (the cameraman's grass
  * with rotation: a window over it regrown greedily ends at 654 against the solver's 649 and
  * the truth's 580); perturbed ones now and then start it from the right pieces (one in 25 ended
- * at 582). Uses w->p2/r2, w->p3/r3. */
-static tsr_status tsr__pz_regrow_region(tsr__pz_work *w, int *piece, unsigned char *rot, double *score)
+ * at 582). The tries run side by side on up to 'threads' threads, each with its own scratch;
+ * the result does not depend on the thread count. */
+static tsr_status tsr__pz_regrow_region(tsr__pz_work *w, int threads, int *piece, unsigned char *rot, double *score)
 {
     const tsr__pz *pz = w->pz;
     int n = pz->n, R = pz->rows, C = pz->cols, per = pz->rotate ? 4 : 1, good, best = -1, bestsz = 0, keep = 0;
-    int y0 = R, y1 = -1, x0 = C, x1 = -1, area, kept = 0;
+    int y0 = R, y1 = -1, x0 = C, x1 = -1, area, kept = -1;
+    struct tsr__pz_tries j;
     int *comp = malloc(sizeof(int) * n), *queue = malloc(sizeof(int) * n);
     unsigned char *ok = malloc((size_t)n);
     tsr_status s = TSR_OK;
@@ -558,25 +596,25 @@ static tsr_status tsr__pz_regrow_region(tsr__pz_work *w, int *piece, unsigned ch
         if (y >= y0 && y <= y1 && x >= x0 && x <= x1) continue;
         w->gy[keep] = y, w->gx[keep] = x, w->go[keep++] = piece[i] * per + (pz->rotate ? rot[i] : 0);
     }
-    for (int k = 0; k < TSR_PZ_REGION_TRIES; k++) {
-        double c;
-        if ((s = tsr__pz_grow_jittered(pz, w->gy, w->gx, w->go, keep, 1, k ? TSR_PZ_REGION_JITTER : 0,
-                                       0x243F6A8885A308D3ull * (uint64_t)(k + 1), w->p2, w->r2, NULL, NULL)))
-            return s;
-        if ((s = tsr__pz_refine(pz, w->cache, w->p2, w->r2, piece, rot, 0))) return s;
-        c = tsr__pz_objective(pz, w->cache, w->p2, w->r2);
-        if (c < *score) {
-            *score = c;
-            memcpy(w->p3, w->p2, sizeof(int) * n);
-            memcpy(w->r3, w->r2, (size_t)n);
-            kept = 1;
-        }
+    memset(&j, 0, sizeof j);
+    j.pz = pz, j.gy = w->gy, j.gx = w->gx, j.go = w->go, j.keep = keep, j.piece = piece, j.rot = rot;
+    j.tp = malloc(sizeof(int) * n * TSR_PZ_REGION_TRIES);
+    j.tr = malloc((size_t)n * TSR_PZ_REGION_TRIES);
+    if (!j.tp || !j.tr) {
+        free(j.tp), free(j.tr);
+        return tsr__fail(TSR_E_NOMEM, "puzzle: out of memory for placement");
     }
-    if (kept) {
-        memcpy(piece, w->p3, sizeof(int) * n);
-        memcpy(rot, w->r3, (size_t)n);
+    tsr__parallel_for(TSR_PZ_REGION_TRIES, 1, threads, tsr__pz_try_range, &j);
+    for (int k = 0; k < TSR_PZ_REGION_TRIES && !s; k++) {   /* the lowest objective; ties: the first */
+        if (j.status[k]) s = tsr__fail(j.status[k], "%s", j.msg[k]);
+        else if (j.cost[k] < *score) *score = j.cost[k], kept = k;
     }
-    return TSR_OK;
+    if (!s && kept >= 0) {
+        memcpy(piece, j.tp + (size_t)n * kept, sizeof(int) * n);
+        memcpy(rot, j.tr + (size_t)n * kept, (size_t)n);
+    }
+    free(j.tp), free(j.tr);
+    return s;
 }
 
 /* Reframe: the largest best-buddy segment kept at each position the grid leaves it (when there
@@ -961,7 +999,7 @@ tsr_status tsr__pz_place(const tsr__pz *pz, int repair, int threads, int *piece,
          * rotation they changed nothing on the benchmark), each success polished again */
         for (int r = 0; r < TSR_PZ_REGION_ROUNDS && !s && pz->rotate; r++) {
             double before = sc;
-            if ((s = tsr__pz_regrow_region(&w, piece, rot, &sc)) || !(sc < before)) break;
+            if ((s = tsr__pz_regrow_region(&w, threads, piece, rot, &sc)) || !(sc < before)) break;
             s = tsr__pz_polish(&w, piece, rot, &sc);
         }
         tsr__pz_work_free(&w);

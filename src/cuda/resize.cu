@@ -252,7 +252,7 @@ __device__ static __forceinline__ float tsr__cell_alpha(const tsr__cu_cell &c, i
  * MAXS == 0: any width, a loop over the cell. A source row shared by two cells (the partial row
  * at their boundary) is weighted once: its sum depends only on the row and dx, so reuse is exact. */
 template <class T, int CN, int MAXS, int MAXR, int ROWS>
-__global__ void tsr__resize_area_kernel(const unsigned char *src, size_t sstride, unsigned char *dst, size_t dstride,
+__device__ __forceinline__ void tsr__resize_area_body(const unsigned char *src, size_t sstride, unsigned char *dst, size_t dstride,
                                         tsr__cu_area_axis x, tsr__cu_area_axis y, unsigned maxv)
 {
     constexpr int cn = CN, ms = MAXS > 0 ? MAXS : 1;
@@ -365,6 +365,26 @@ __global__ void tsr__resize_area_kernel(const unsigned char *src, size_t sstride
     }
 }
 
+/* The fractional kernel (tsr__resize_area_body) as launched; one channel with cells preloaded
+ * also as tsr__resize_area_kernel8, capped at 64 registers so that 8 blocks of 128 threads fit
+ * an SM (the compiler's choice was 71 registers, 7 blocks; issue-bound at 38% of warps resident
+ * in Nsight Compute, fourth session). */
+template <class T, int CN, int MAXS, int MAXR, int ROWS>
+__global__ void tsr__resize_area_kernel(const unsigned char *src, size_t sstride, unsigned char *dst, size_t dstride,
+                                        tsr__cu_area_axis x, tsr__cu_area_axis y, unsigned maxv)
+{
+    tsr__resize_area_body<T, CN, MAXS, MAXR, ROWS>(src, sstride, dst, dstride, x, y, maxv);
+}
+
+template <class T, int CN, int MAXS, int MAXR, int ROWS>
+__global__ void __launch_bounds__(128, 8) tsr__resize_area_kernel8(const unsigned char *src, size_t sstride,
+                                                                    unsigned char *dst, size_t dstride,
+                                                                    tsr__cu_area_axis x, tsr__cu_area_axis y,
+                                                                    unsigned maxv)
+{
+    tsr__resize_area_body<T, CN, MAXS, MAXR, ROWS>(src, sstride, dst, dstride, x, y, maxv);
+}
+
 /* Output rows per block: reuse of boundary rows against parallelism. */
 #define TSR_RESIZE_AREA_ROWS 4
 
@@ -386,6 +406,7 @@ static void tsr__resize_area_launch(const tsr_image *src, tsr_image *dst, const 
     const long long groups = ((long long)dst->height + rows - 1) / rows, bx = tsr__div_up((unsigned)dst->width, 128);
     long long gy = 64LL * tsr__cu_sm_count() / bx;
     const char *eg = getenv("TSR_CUDA_RESIZE_BLOCKS_Y");
+    const char *e8 = getenv("TSR_CUDA_RESIZE_CAP64");   /* 0: the uncapped kernel (the benchmark's comparison) */
     if (eg && *eg) gy = atoi(eg);
     if (gy < 1) gy = 1;
     if (gy > groups) gy = groups;
@@ -397,7 +418,9 @@ static void tsr__resize_area_launch(const tsr_image *src, tsr_image *dst, const 
     tsr__resize_area_kernel<T, CN, MAXS, MAXR, TSR_RESIZE_AREA_ROWS><<<grid, block, 0, st>>>(sp, src->stride, dp, dst->stride, x, y, maxv)
 #define TSR_RESIZE_AREA_CN(CN)                      \
     do {                                            \
-        if (preload) TSR_RESIZE_AREA(CN, 4, 4);     \
+        if (preload && CN == 1 && !(e8 && *e8 == '0')) \
+            tsr__resize_area_kernel8<T, 1, 4, 4, TSR_RESIZE_AREA_ROWS><<<grid, block, 0, st>>>(sp, src->stride, dp, dst->stride, x, y, maxv); \
+        else if (preload) TSR_RESIZE_AREA(CN, 4, 4); \
         else if (slots <= 4) TSR_RESIZE_AREA(CN, 4, 0); \
         else if (slots <= 8) TSR_RESIZE_AREA(CN, 8, 0); \
         else TSR_RESIZE_AREA(CN, 0, 0);             \

@@ -223,19 +223,20 @@ static void tsr__flow_done(tsr__flow *f, int n, int *counter, tsr_status s)
     pthread_mutex_unlock(&f->lock);
 }
 
-/* Copy the rows of parity 'field' (0: rows 0, 2, 4...) of every plane of 'whole' into 'half'
- * (to_half) or back; 'half' has the field's size and the same depth. */
-static void tsr__field_rows(tsr_frame *whole, tsr_frame *half, int field, int to_half)
+/* Copy field 'field' (0: rows 0, 2, 4...) of every plane between a whole frame and a frame of
+ * the field's size and the same depth: from the whole frame into the field's (split), or from
+ * the field's into the whole frame's rows of that parity (weave). */
+static void tsr__field_rows(const tsr_frame *from, tsr_frame *to, int field, int split)
 {
-    size_t bps = whole->bits > 8 ? 2 : 1;
-    for (int p = 0; p < whole->nplanes; p++) {
+    const tsr_frame *half = split ? to : from;
+    size_t bps = from->bits > 8 ? 2 : 1;
+    for (int p = 0; p < from->nplanes; p++) {
         size_t row = (size_t)tsr_frame_plane_width(half->width, half->chroma, p) * bps;
         int ph = tsr_frame_plane_height(half->height, half->chroma, p);
         for (int y = 0; y < ph; y++) {
-            unsigned char *w = (unsigned char *)whole->plane[p] + (size_t)(2 * y + field) * whole->stride[p];
-            unsigned char *h = (unsigned char *)half->plane[p] + (size_t)y * half->stride[p];
-            if (to_half) memcpy(h, w, row);
-            else memcpy(w, h, row);
+            size_t fy = split ? (size_t)(2 * y + field) : (size_t)y, ty = split ? (size_t)y : (size_t)(2 * y + field);
+            memcpy((unsigned char *)to->plane[p] + ty * to->stride[p],
+                   (const unsigned char *)from->plane[p] + fy * from->stride[p], row);
         }
     }
 }
@@ -256,7 +257,7 @@ static tsr_status tsr__flow_read_unit(tsr__flow *f, int n, int *eof)
 static tsr_status tsr__flow_write_unit(tsr__flow *f, int n, const tsr_frame *done)
 {
     if (!f->fields) return tsr_y4m_write_frame(f->out, done);
-    tsr__field_rows(&f->whole_out, (tsr_frame *)done, n & 1, 0);
+    tsr__field_rows(done, &f->whole_out, n & 1, 0);
     return n & 1 ? tsr_y4m_write_frame(f->out, &f->whole_out) : TSR_OK;
 }
 

@@ -1,5 +1,6 @@
-/* Runs the registered tests (all, or those whose name contains an argument) and prints
- * "N passed, N failed, N skipped" as its last line; exit status 1 if any failed. */
+/* Runs the registered tests (all, or those whose name contains an argument; an argument
+ * "-NAME" leaves out those whose name contains NAME) and prints "N passed, N failed, N skipped"
+ * as its last line; exit status 1 if any failed. */
 #include "test.h"
 #include <stdarg.h>
 #include <stdlib.h>

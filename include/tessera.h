@@ -439,6 +439,7 @@ typedef struct tsr_puzzle_scores {
     double direct_shifted;      /* direct accuracy after the best shift (and global turn) */
     int shift_rows, shift_cols; /* that shift: solution cell (r+dr, c+dc) compared to truth (r, c) */
     int shift_turns;            /* that global turn (quarter turns clockwise of the solution) */
+    int twins;                  /* tsr_puzzle_score_pixels: tiles whose pixels another tile has */
 } tsr_puzzle_scores;
 
 /* Release the arrays of a placement and zero it. Safe on a zeroed placement. */
@@ -464,6 +465,14 @@ tsr_status tsr_puzzle_solve(const tsr_image *src, const tsr_puzzle_options *opt,
 /* Pomeranz's direct and neighbor accuracy of a solution against the truth (same grid). */
 tsr_status tsr_puzzle_score(const tsr_puzzle_placement *solution, const tsr_puzzle_placement *truth,
                             tsr_puzzle_scores *out);
+/* The same scores with tiles of identical pixels taken as one: 'scrambled' is the image both
+ * placements refer to (host, 8-bit). Wherever a cell of the solution shows the truth's pixels
+ * through another tile or turn (a blank tile for another, a uniform tile turned), it counts as
+ * the truth's tile, so a solution that renders the original image scores 100%. The cells are
+ * matched under tsr_puzzle_score's best shift and turn, or under no shift in any turn, whichever
+ * scores higher. out->twins counts the tiles whose pixels another tile has. */
+tsr_status tsr_puzzle_score_pixels(const tsr_puzzle_placement *solution, const tsr_puzzle_placement *truth,
+                                   const tsr_image *scrambled, tsr_puzzle_scores *out);
 /* Placement as JSON text (malloc'ed, NUL-terminated) and back. Parsing is strict: malformed
  * text fails with TSR_E_FORMAT naming the line and column. */
 tsr_status tsr_puzzle_to_json(const tsr_puzzle_placement *p, char **json);

@@ -205,6 +205,102 @@ TEST(test_puzzle_score_hand_made)
     tsr_puzzle_placement_free(&t);
 }
 
+/* Fill tile t (P pixels a side, 'cols' a row) of img with value v, or with tile 'from' turned once
+ * clockwise when from >= 0. */
+static void pz_set_tile(tsr_image *img, int cols, int P, int t, int v, int from)
+{
+    int cn = img->channels;
+    for (int y = 0; y < P; y++)
+        for (int x = 0; x < P; x++)
+            for (int ch = 0; ch < cn; ch++) {
+                unsigned char *d = (unsigned char *)img->data + (size_t)(t / cols * P + y) * img->stride +
+                                   (size_t)(t % cols * P + x) * cn + ch;
+                if (from < 0) *d = (unsigned char)v;
+                else   /* out[y][x] = in[P-1-x][y] */
+                    *d = ((unsigned char *)img->data)[(size_t)(from / cols * P + P - 1 - x) * img->stride +
+                                                      (size_t)(from % cols * P + y) * cn + ch];
+            }
+}
+
+/* Scores by pixels: tiles of identical pixels are interchangeable (and a uniform tile may show
+ * any turn); where there are no such tiles they equal the scores by identity. */
+TEST(test_puzzle_score_pixels)
+{
+    tsr_image img = pz_synthetic(4 * 8, 3 * 8, 2), small = pz_synthetic(4 * 8, 3 * 8 - 8, 2);
+    tsr_puzzle_placement t, s;
+    tsr_puzzle_scores r, px;
+    /* 3x4 grid of 8-pixel tiles: 0, 5 and 7 uniform and equal; tile 9 is tile 2 turned once. */
+    pz_set_tile(&img, 4, 8, 0, 50, -1);
+    pz_set_tile(&img, 4, 8, 5, 50, -1);
+    pz_set_tile(&img, 4, 8, 7, 50, -1);
+    pz_set_tile(&img, 4, 8, 9, 0, 2);
+    CHECK_OK(tsr_puzzle_placement_init(&t, 3, 4, 8, 0));
+    CHECK_OK(tsr_puzzle_placement_init(&s, 3, 4, 8, 0));
+    /* Two uniform tiles in each other's cells: wrong by identity, right by pixels. */
+    s.piece[0] = 5, s.piece[5] = 0;
+    CHECK_OK(tsr_puzzle_score(&s, &t, &r));
+    CHECK_OK(tsr_puzzle_score_pixels(&s, &t, &img, &px));
+    CHECK(fabs(r.direct - 10.0 / 12) < 1e-12 && r.neighbor < 1);
+    CHECK_MSG(px.direct == 1 && px.neighbor == 1 && px.direct_shifted == 1, "by pixels %g %g %g", px.direct,
+              px.neighbor, px.direct_shifted);
+    CHECK_EQ(px.twins, 3);   /* 2 and 9 are twins only when turns are unknown */
+    /* Two different tiles swapped as well: that swap counts against both scores alike. */
+    s.piece[1] = 3, s.piece[3] = 1;
+    CHECK_OK(tsr_puzzle_score_pixels(&s, &t, &img, &px));
+    CHECK(fabs(px.direct - 10.0 / 12) < 1e-12);
+    s.piece[0] = 0, s.piece[5] = 5;
+    CHECK_OK(tsr_puzzle_score(&s, &t, &r));
+    CHECK(px.direct == r.direct && px.neighbor == r.neighbor && px.direct_shifted == r.direct_shifted);
+    s.piece[1] = 1, s.piece[3] = 3;
+    /* With rotation: a uniform tile turned, and tiles 2 and 9 standing in for each other. */
+    t.rotate = s.rotate = 1;
+    s.rotation[7] = 1;
+    s.piece[2] = 9, s.rotation[2] = 3;   /* tile 9 turned 3 more shows tile 2 */
+    s.piece[9] = 2, s.rotation[9] = 1;   /* tile 2 turned once shows tile 9 */
+    CHECK_OK(tsr_puzzle_score(&s, &t, &r));
+    CHECK_OK(tsr_puzzle_score_pixels(&s, &t, &img, &px));
+    CHECK(fabs(r.direct - 9.0 / 12) < 1e-12);
+    CHECK_MSG(px.direct == 1 && px.neighbor == 1, "by pixels %g %g", px.direct, px.neighbor);
+    CHECK_EQ(px.twins, 5);
+    /* The whole picture turned 180 degrees as well: right after the turn. */
+    for (int i = 0; i < 12; i++) {
+        int j = 11 - i;
+        t.piece[i] = i, t.rotation[i] = 0;
+        s.piece[j] = i, s.rotation[j] = 2;
+    }
+    s.piece[11] = 5, s.piece[6] = 0, s.rotation[6] = 3;   /* and two uniform tiles swapped, one turned */
+    CHECK_OK(tsr_puzzle_score_pixels(&s, &t, &img, &px));
+    CHECK_MSG(px.direct_shifted == 1 && px.neighbor == 1 && px.shift_turns == 2, "by pixels %g %g turn %d",
+              px.direct_shifted, px.neighbor, px.shift_turns);
+    /* An image of another shape is refused. */
+    CHECK_EQ(tsr_puzzle_score_pixels(&s, &t, &small, &px), TSR_E_SIZE);
+    tsr_puzzle_placement_free(&s);
+    tsr_puzzle_placement_free(&t);
+    /* No twins: the same scores as by identity, on random placements with and without turns. */
+    for (int trial = 0; trial < 20; trial++) {
+        tsr_image src = pz_synthetic(5 * 8, 4 * 8, (unsigned)trial + 7), scr = {0};
+        int rot = trial & 1;
+        CHECK_OK(tsr_puzzle_scramble(&src, &scr, 4, 5, rot, (uint64_t)trial, &t));
+        CHECK_OK(tsr_puzzle_placement_init(&s, 4, 5, 8, rot));
+        for (int i = 19; i > 0; i--) {
+            int j = (int)(tsr_test_rand() % (unsigned)(i + 1)), x = s.piece[i];
+            s.piece[i] = s.piece[j], s.piece[j] = x;
+        }
+        for (int i = 0; i < 20 && rot; i++) s.rotation[i] = (unsigned char)(tsr_test_rand() & 3);
+        if (trial % 4 == 0) memcpy(s.piece, t.piece, sizeof(int) * 20);   /* some cells right */
+        CHECK_OK(tsr_puzzle_score(&s, &t, &r));
+        CHECK_OK(tsr_puzzle_score_pixels(&s, &t, &scr, &px));
+        CHECK_MSG(px.direct == r.direct && px.neighbor == r.neighbor && px.direct_shifted == r.direct_shifted &&
+                      px.twins == 0, "trial %d", trial);
+        tsr_puzzle_placement_free(&s);
+        tsr_puzzle_placement_free(&t);
+        tsr_image_free(&scr);
+        tsr_image_free(&src);
+    }
+    tsr_image_free(&small);
+    tsr_image_free(&img);
+}
+
 TEST(test_puzzle_scramble_render_round_trip)
 {
     tsr_image img = pz_synthetic(7 * 12, 5 * 12, 3), scr = {0}, back = {0};
@@ -230,7 +326,7 @@ static tsr_puzzle_scores pz_solve_score(const tsr_image *img, int rows, int cols
     tsr_image scr = {0};
     tsr_puzzle_placement t = {0}, sol = {0};
     tsr_puzzle_options o = {rows, cols, rotate, method, 0, NULL, NULL};
-    tsr_puzzle_scores r = {-1, -1, -1, 0, 0, 0};
+    tsr_puzzle_scores r = {-1, -1, -1, 0, 0, 0, 0};
     CHECK_OK(tsr_puzzle_scramble(img, &scr, rows, cols, rotate, seed, &t));
     CHECK_OK(tsr_puzzle_solve(&scr, &o, &sol, ex));
     if (sol.piece) CHECK_OK(tsr_puzzle_score(&sol, &t, &r));
@@ -486,10 +582,10 @@ TEST(test_puzzle_bench)
     if (!getenv("TSR_PUZZLE_BENCH")) SKIP("benchmark (set TSR_PUZZLE_BENCH=1)");
     nscr = nscr < 1 ? 1 : nscr > 12 ? 12 : nscr;
     printf("\nbackend: %s, %d CPU threads\n", ex == &pz_gpu ? tsr_cuda_device_name() : "cpu", tsr_threads());
-    printf("| image | pieces | rotate | direct | direct after shift | neighbor | solve s |\n");
+    printf("| image | pieces | rotate | direct | direct after shift | neighbor | by pixels: after shift / neighbor | solve s |\n");
     printf("|---|---|---|---|---|---|---|\n");
     for (int rot = 0; rot <= 1; rot++) {
-        double sd = 0, ss = 0, sn = 0, st = 0;
+        double sd = 0, ss = 0, sn = 0, st = 0, sps = 0, spn = 0;
         /* TSR_PUZZLE_BENCH_ROTATE=0 or 1: only that case */
         if (getenv("TSR_PUZZLE_BENCH_ROTATE") && atoi(getenv("TSR_PUZZLE_BENCH_ROTATE")) != rot) continue;
         int got = 0;
@@ -499,7 +595,7 @@ TEST(test_puzzle_bench)
             tsr_image img, scr = {0};
             tsr_puzzle_placement t, sol = {0};
             tsr_puzzle_options o = {18, 24, rot, TSR_PUZZLE_GREEDY, 0, NULL, NULL};
-            tsr_puzzle_scores r = {0, 0, 0, 0, 0, 0};
+            tsr_puzzle_scores r = {0, 0, 0, 0, 0, 0, 0}, px = r;
             double t0, t1;
             if (pz_photo(i, 672, 504, &img)) continue;
             if (getenv("TSR_PUZZLE_BENCH_SAVE") && !rot && !sc) {   /* the prepared photo, for the command line */
@@ -512,12 +608,14 @@ TEST(test_puzzle_bench)
             CHECK_OK(tsr_puzzle_solve(&scr, &o, &sol, ex));
             t1 = pz_now();
             if (sol.piece) CHECK_OK(tsr_puzzle_score(&sol, &t, &r));
+            if (sol.piece) CHECK_OK(tsr_puzzle_score_pixels(&sol, &t, &scr, &px));
             if (sc) snprintf(label, sizeof label, " (seed %d)", 1000 * (sc + 1));
-            printf("| %s%s | 432 | %s | %.1f%% | %.1f%% | %.1f%% | %.3f |\n", pz_photos[i], sc ? label : "",
-                   rot ? "yes" : "no",
-                   100 * r.direct, 100 * r.direct_shifted, 100 * r.neighbor, t1 - t0);
+            printf("| %s%s | 432 | %s | %.1f%% | %.1f%% | %.1f%% | %.1f%% / %.1f%% | %.3f |\n", pz_photos[i],
+                   sc ? label : "", rot ? "yes" : "no", 100 * r.direct, 100 * r.direct_shifted, 100 * r.neighbor,
+                   100 * px.direct_shifted, 100 * px.neighbor, t1 - t0);
             fflush(stdout);
             sd += r.direct, ss += r.direct_shifted, sn += r.neighbor, st += t1 - t0;
+            sps += px.direct_shifted, spn += px.neighbor;
             got++;
             tsr_puzzle_placement_free(&sol);
             tsr_puzzle_placement_free(&t);
@@ -525,8 +623,8 @@ TEST(test_puzzle_bench)
             tsr_image_free(&img);
         }
         if (got)
-            printf("| **mean** | 432 | %s | %.1f%% | %.1f%% | %.1f%% | %.3f |\n", rot ? "yes" : "no", 100 * sd / got,
-                   100 * ss / got, 100 * sn / got, st / got);
+            printf("| **mean** | 432 | %s | %.1f%% | %.1f%% | %.1f%% | %.1f%% / %.1f%% | %.3f |\n", rot ? "yes" : "no",
+                   100 * sd / got, 100 * ss / got, 100 * sn / got, 100 * sps / got, 100 * spn / got, st / got);
     }
     if (big) {
         /* retina enlarged: 100x100 = 10,000 and 100x200 = 20,000 pieces of 28 pixels */
@@ -535,7 +633,7 @@ TEST(test_puzzle_bench)
             tsr_image img, scr = {0};
             tsr_puzzle_placement t, sol = {0};
             tsr_puzzle_options o = {grid[g][0], grid[g][1], grid[g][2], TSR_PUZZLE_GREEDY, 0, NULL, NULL};
-            tsr_puzzle_scores r = {0, 0, 0, 0, 0, 0};
+            tsr_puzzle_scores r = {0, 0, 0, 0, 0, 0, 0}, px = r;
             double t0, t1;
             if (pz_photo(5, grid[g][1] * 28, grid[g][0] * 28, &img)) continue;
             CHECK_OK(tsr_puzzle_scramble(&img, &scr, grid[g][0], grid[g][1], grid[g][2], 77, &t));
@@ -548,9 +646,10 @@ TEST(test_puzzle_bench)
             CHECK_OK(tsr_puzzle_solve(&scr, &o, &sol, ex));
             t1 = pz_now();
             if (sol.piece) CHECK_OK(tsr_puzzle_score(&sol, &t, &r));
-            printf("| retina (enlarged) | %d | %s | %.1f%% | %.1f%% | %.1f%% | %.3f |\n", grid[g][0] * grid[g][1],
-                   grid[g][2] ? "yes" : "no",
-                   100 * r.direct, 100 * r.direct_shifted, 100 * r.neighbor, t1 - t0);
+            if (sol.piece) CHECK_OK(tsr_puzzle_score_pixels(&sol, &t, &scr, &px));
+            printf("| retina (enlarged) | %d | %s | %.1f%% | %.1f%% | %.1f%% | %.1f%% / %.1f%% | %.3f |\n",
+                   grid[g][0] * grid[g][1], grid[g][2] ? "yes" : "no", 100 * r.direct, 100 * r.direct_shifted,
+                   100 * r.neighbor, 100 * px.direct_shifted, 100 * px.neighbor, t1 - t0);
             fflush(stdout);
             tsr_puzzle_placement_free(&sol);
             tsr_puzzle_placement_free(&t);

@@ -76,6 +76,16 @@ expect 3 "grid mismatch" -- "$T" puzzle score "$D/crop.json" "$D/scr.json"
 # blank image: identical tiles solve without trouble
 LC_ALL=C awk 'BEGIN { printf "P5\n64 64\n255\n"; for (i = 0; i < 4096; i++) printf "%c", 90 }' >"$D/blank.pgm"
 expect 0 "blank" -- "$T" --quiet puzzle solve --tile 8 --rotate "$D/blank.pgm" "$D/blank.png"
+# ... and score 100% by pixels, whatever their identities (given the scrambled image)
+expect 0 "blank scramble" -- "$T" puzzle scramble --tile 8 --rotate --seed 4 "$D/blank.pgm" "$D/bls.png"
+expect 0 "blank solve" -- "$T" --quiet puzzle solve --tile 8 --rotate "$D/bls.png" "$D/blsol.png"
+expect 0 "score by pixels" -- "$T" puzzle score "$D/blsol.json" "$D/bls.json" "$D/bls.png"
+grep -q '^tiles with a pixel-identical twin: 64$' "$D/out" &&
+    grep -q '^by pixels: direct 100.00%, neighbor 100.00%, direct after shift 100.00%$' "$D/out" && ok ||
+    bad "blank puzzle by pixels: $(cat "$D/out")"
+expect 3 "score image of another grid" -- "$T" puzzle score "$D/blsol.json" "$D/bls.json" "$D/img.ppm"
+grep -q "scrambled image's tiles are 12 pixels, the placement's 8" "$D/err" && [ "$(wc -l <"$D/err")" = 1 ] && ok || bad "image grid message: $(cat "$D/err")"
+expect 2 "score arity 4" -- "$T" puzzle score "$D/blsol.json" "$D/bls.json" "$D/bls.png" "$D/x.png"
 # a real photo: 18x18 pieces of 28 pixels, greedy solver
 if [ -f "$PHOTOS/astronaut.png" ]; then
     expect 0 "photo scramble" -- "$T" puzzle scramble --tile 28 --seed 3 "$PHOTOS/astronaut.png" "$D/ph.png"

@@ -51,7 +51,7 @@ static void tsr__pz_help(FILE *f)
                "Square-piece jigsaw puzzles:\n"
                "  tessera puzzle scramble IN OUT (--tile PX | --grid RxC) [--seed N] [--rotate]\n"
                "  tessera puzzle solve IN OUT (--tile PX | --grid RxC) [--rotate] [--method M]\n"
-               "  tessera puzzle score SOLUTION.json TRUTH.json\n\n"
+               "  tessera puzzle score SOLUTION.json TRUTH.json [SCRAMBLED-IMAGE]\n\n"
                "scramble and solve write OUT and, beside it, a placement as JSON (OUT's extension\n"
                "replaced by .json): for each cell of the restored image, row by row, the source tile\n"
                "(numbered row by row in the scrambled image) and its quarter turns clockwise.\n"
@@ -234,33 +234,42 @@ static tsr_status tsr__pz_load(const char *path, tsr_puzzle_placement *p)
     return s;
 }
 
-/* 'tessera puzzle score SOLUTION.json TRUTH.json': the three accuracies on stdout. */
+/* 'tessera puzzle score SOLUTION.json TRUTH.json [SCRAMBLED]': the three accuracies on stdout,
+ * and with the scrambled image the same with pixel-identical tiles taken as one. */
 static int tsr__pz_score(int argc, char **argv, const tsr_cli_common *global)
 {
     tsr_cli_common c = *global;
     const char *pos[TSR_CLI_MAX_POSITIONAL];
     int npos;
     tsr_puzzle_placement sol = {0}, truth = {0};
-    tsr_puzzle_scores r;
+    tsr_puzzle_scores r, px;
+    tsr_image img = {0};
     tsr_status s = tsr_cli_parse("puzzle score", NULL, 0, NULL, &c, argc, argv, pos, TSR_CLI_MAX_POSITIONAL, &npos);
     if (s) return tsr_cli_fail(NULL, s);
     if (c.help) {
-        tsr_cli_print_help(stdout, "puzzle score", "SOLUTION.json TRUTH.json",
+        tsr_cli_print_help(stdout, "puzzle score", "SOLUTION.json TRUTH.json [SCRAMBLED-IMAGE]",
                            "Compare a solved placement with the truth",
                            "Prints direct accuracy (tiles in their exact cell and rotation), neighbor accuracy (tile "
                            "sides whose neighbour or border matches the truth, Pomeranz et al.) and the direct "
-                           "accuracy after the best shift (and, with rotation, global turn).",
+                           "accuracy after the best shift (and, with rotation, global turn). These count tiles by "
+                           "identity, so blank or otherwise identical tiles in each other's places count as errors "
+                           "although the picture is the same. Given the scrambled image both placements refer to, "
+                           "it also prints the three with tiles of identical pixels taken as one (a uniform tile "
+                           "also in any turn), and how many tiles have such a twin.",
                            NULL, 0);
         return 0;
     }
-    if (npos != 2) {
-        fprintf(stderr, "tessera: puzzle score: expected SOLUTION.json and TRUTH.json (see 'tessera puzzle score --help')\n");
+    if (npos != 2 && npos != 3) {
+        fprintf(stderr, "tessera: puzzle score: expected SOLUTION.json TRUTH.json [SCRAMBLED-IMAGE] (see 'tessera "
+                        "puzzle score --help')\n");
         return TSR_EXIT_USAGE;
     }
     if ((s = tsr__pz_load(pos[0], &sol)) || (s = tsr__pz_load(pos[1], &truth)) ||
-        (s = tsr_puzzle_score(&sol, &truth, &r))) {
+        (s = tsr_puzzle_score(&sol, &truth, &r)) || (npos == 3 && (s = tsr_read(pos[2], &img))) ||
+        (npos == 3 && (s = tsr_puzzle_score_pixels(&sol, &truth, &img, &px)))) {
         tsr_puzzle_placement_free(&sol);
         tsr_puzzle_placement_free(&truth);
+        tsr_image_free(&img);
         return tsr_cli_fail("puzzle score", s);
     }
     printf("pieces: %d (%dx%d)\n", sol.rows * sol.cols, sol.rows, sol.cols);
@@ -268,8 +277,14 @@ static int tsr__pz_score(int argc, char **argv, const tsr_cli_common *global)
     printf("neighbor: %.2f%%\n", 100 * r.neighbor);
     printf("direct after shift: %.2f%% (shift %d rows, %d cols, %d quarter turns)\n", 100 * r.direct_shifted,
            r.shift_rows, r.shift_cols, r.shift_turns);
+    if (npos == 3) {
+        printf("tiles with a pixel-identical twin: %d\n", px.twins);
+        printf("by pixels: direct %.2f%%, neighbor %.2f%%, direct after shift %.2f%%\n", 100 * px.direct,
+               100 * px.neighbor, 100 * px.direct_shifted);
+    }
     tsr_puzzle_placement_free(&sol);
     tsr_puzzle_placement_free(&truth);
+    tsr_image_free(&img);
     return 0;
 }
 

@@ -1,5 +1,6 @@
 /* Public jigsaw API: placements, scrambling, rendering, solving (variant choice and dispatch
- * to the compatibility and exact-search implementations of each backend), and scoring. */
+ * to the compatibility and exact-search implementations of each backend). Scoring is in
+ * puzzle_score.c. */
 #include "puzzle_core.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,8 +116,8 @@ tsr_status tsr_puzzle_placement_check(const tsr_puzzle_placement *p)
 
 /* ---------------------------------------------------------------- scramble and render */
 
-/* Shape check shared by scramble, render and solve: host 8-bit image cut into square tiles. */
-static tsr_status tsr__pz_check_image(const char *what, const tsr_image *src, int rows, int cols, int *tile)
+/* See puzzle_core.h. */
+tsr_status tsr__pz_check_image(const char *what, const tsr_image *src, int rows, int cols, int *tile)
 {
     if (!src || !src->data) return tsr__fail(TSR_E_ARG, "%s: no image", what);
     if (src->memory != TSR_HOST) return tsr__fail(TSR_E_UNSUPPORTED, "%s: images must be in host memory", what);
@@ -138,12 +139,8 @@ static void tsr__pz_blit(const tsr_image *src, tsr_image *dst, int cols, int P, 
     for (int y = 0; y < P; y++) {
         uint8_t *d = (uint8_t *)tsr__row(dst, dy0 + y) + (size_t)dx0 * cn;
         for (int x = 0; x < P; x++) {
-            int sy = y, sx = x;
-            for (int t = 0; t < turns; t++) {   /* out[y][x] = in[P-1-x][y] */
-                int ny = P - 1 - sx, nx = sy;
-                sy = ny;
-                sx = nx;
-            }
+            int sy, sx;
+            tsr__pz_turned_src(P, turns, y, x, &sy, &sx);
             memcpy(d + (size_t)x * cn, (const uint8_t *)tsr__row(src, sy0 + sy) + (size_t)(sx0 + sx) * cn, (size_t)cn);
         }
     }
@@ -440,88 +437,6 @@ tsr_status tsr_puzzle_solve(const tsr_image *src, const tsr_puzzle_options *opt,
     }
     tsr__pz_report(opt, "done", 1);
     *out = p;
-    tsr__clear_error();
-    return TSR_OK;
-}
-
-/* ---------------------------------------------------------------- scoring */
-
-/* For cell c of placement p: the (tile, tile side) across tile side 'side' of the tile in c,
- * encoded tile*4+side, or -1 for the border. Tile sides are in the scrambled tile's own frame;
- * a tile turned r clockwise shows its side s on direction (s + r) & 3. */
-static int tsr__pz_across(const tsr_puzzle_placement *p, int c, int side)
-{
-    int dir = (side + p->rotation[c]) & 3, y = c / p->cols + tsr__pz_dy[dir], x = c % p->cols + tsr__pz_dx[dir], c2;
-    if (y < 0 || y >= p->rows || x < 0 || x >= p->cols) return -1;
-    c2 = y * p->cols + x;
-    return p->piece[c2] * 4 + (((dir + 2) - p->rotation[c2]) & 3);
-}
-
-tsr_status tsr_puzzle_score(const tsr_puzzle_placement *sol, const tsr_puzzle_placement *truth,
-                            tsr_puzzle_scores *out)
-{
-    tsr_status s;
-    int n, R, C, *where_s, *where_t, good = 0, nb = 0;
-    tsr_puzzle_scores r;
-    if ((s = tsr_puzzle_placement_check(sol)) || (s = tsr_puzzle_placement_check(truth))) return s;
-    if (sol->rows != truth->rows || sol->cols != truth->cols)
-        return tsr__fail(TSR_E_SIZE, "puzzle: solution grid %dx%d differs from the truth's %dx%d", sol->rows,
-                         sol->cols, truth->rows, truth->cols);
-    R = sol->rows;
-    C = sol->cols;
-    n = R * C;
-    where_s = malloc(sizeof(int) * n);
-    where_t = malloc(sizeof(int) * n);
-    if (!where_s || !where_t) {
-        free(where_s), free(where_t);
-        return tsr__fail(TSR_E_NOMEM, "puzzle: out of memory");
-    }
-    memset(&r, 0, sizeof r);
-    for (int i = 0; i < n; i++) {
-        where_s[sol->piece[i]] = i;
-        where_t[truth->piece[i]] = i;
-        good += sol->piece[i] == truth->piece[i] && sol->rotation[i] == truth->rotation[i];
-    }
-    r.direct = (double)good / n;
-    for (int t = 0; t < n; t++)
-        for (int side = 0; side < 4; side++) nb += tsr__pz_across(sol, where_s[t], side) == tsr__pz_across(truth, where_t[t], side);
-    r.neighbor = (double)nb / (4.0 * n);
-    /* Best shift (and, with rotation, global turn that keeps the grid's shape): each correctly
-     * turned tile votes for the shift that would put it in its true cell. */
-    {
-        int W = 2 * C - 1, H = 2 * R - 1;
-        int *votes = malloc(sizeof(int) * (size_t)W * H);
-        if (!votes) {
-            free(where_s), free(where_t);
-            return tsr__fail(TSR_E_NOMEM, "puzzle: out of memory");
-        }
-        r.direct_shifted = r.direct;
-        for (int turns = 0; turns < (sol->rotate || truth->rotate ? 4 : 1); turns++) {
-            if ((turns & 1) && R != C) continue;
-            memset(votes, 0, sizeof(int) * (size_t)W * H);
-            for (int c = 0; c < n; c++) {
-                int y = c / C, x = c % C, ty, tx, tc = where_t[sol->piece[c]];
-                switch (turns) {   /* where cell (y, x) lands when the solution turns clockwise */
-                case 1: ty = x, tx = R - 1 - y; break;
-                case 2: ty = R - 1 - y, tx = C - 1 - x; break;
-                case 3: ty = C - 1 - x, tx = y; break;
-                default: ty = y, tx = x;
-                }
-                if (((sol->rotation[c] + turns) & 3) != truth->rotation[tc]) continue;
-                votes[(ty - tc / C + R - 1) * W + (tx - tc % C + C - 1)]++;
-            }
-            for (int k = 0; k < W * H; k++)
-                if ((double)votes[k] / n > r.direct_shifted) {
-                    r.direct_shifted = (double)votes[k] / n;
-                    r.shift_rows = k / W - (R - 1);
-                    r.shift_cols = k % W - (C - 1);
-                    r.shift_turns = turns;
-                }
-        }
-        free(votes);
-    }
-    free(where_s), free(where_t);
-    *out = r;
     tsr__clear_error();
     return TSR_OK;
 }

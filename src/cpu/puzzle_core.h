@@ -65,6 +65,22 @@ static inline int tsr__pz_piece(const tsr__pz *pz, int o) { return pz->rotate ? 
 /* Oriented tile turned by 'turns' more quarter turns clockwise (rotation puzzles only). */
 static inline int tsr__pz_turn(int o, int turns) { return (o & ~3) | ((o + turns) & 3); }
 
+/* Where pixel (y, x) of a P x P tile turned 'turns' quarter turns clockwise comes from in the
+ * unturned tile (one turn: out[y][x] = in[P-1-x][y]). */
+static inline void tsr__pz_turned_src(int P, int turns, int y, int x, int *sy, int *sx)
+{
+    switch (turns & 3) {
+    case 1: *sy = P - 1 - x, *sx = y; break;
+    case 2: *sy = P - 1 - y, *sx = P - 1 - x; break;
+    case 3: *sy = x, *sx = P - 1 - y; break;
+    default: *sy = y, *sx = x;
+    }
+}
+
+/* Shape check of scramble, render, solve and scoring (puzzle.c): a host 8-bit image of 1-4
+ * channels cut into rows x cols square tiles; *tile receives their size. */
+tsr_status tsr__pz_check_image(const char *what, const tsr_image *src, int rows, int cols, int *tile);
+
 /* Build features of every oriented tile of a rows x cols puzzle image (host, 8-bit). */
 tsr_status tsr__pz_features(tsr__pz *pz, const tsr_image *src, int rows, int cols, int rotate, int threads);
 void tsr__pz_free(tsr__pz *pz);

@@ -52,8 +52,8 @@ typedef struct tsr__pz {
     float *lift;               /* m x 4: raises the side's best D to the median first-second gap */
     /* Every D of the left-right relation (m x m, row o1, column o2) and, without rotation, then
      * of the top-bottom one, as the CPU top-k computed them (bit for bit tsr__pz_dot's), kept
-     * when they fit TSR_PZ_DMAT_BYTES; NULL otherwise (and after a GPU top-k, whose sums are in
-     * another order): tsr__pz_dis computes what it needs. */
+     * when they fit TSR_PZ_DMAT_BYTES; NULL otherwise (and after a GPU top-k, which keeps its
+     * matrix on the device; its values are the same): tsr__pz_dis computes what it needs. */
     float *dmat;
 } tsr__pz;
 

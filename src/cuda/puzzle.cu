@@ -1,5 +1,5 @@
 /* Jigsaw solver on the GPU: the all-pairs compatibility as a tiled FP32 GEMM of side features
- * with row and column top-k kernels (variant 'mgc-gemm'), and the exact search that scores one
+ * (bit for bit the host's dot products) with row and column top-k kernels (variant 'mgc-gemm'), and the exact search that scores one
  * placement per thread with block and grid reductions (variant 'enum-cuda'). Every CUDA call
  * and launch is checked; work runs on the exec's stream. */
 #include "cuda_common.cuh"
@@ -9,51 +9,75 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TSR_PZ_BM 128
-#define TSR_PZ_BK 16
+#define TSR_PZ_BM 64   /* outputs per block side */
+#define TSR_PZ_BK 16   /* dimension per shared-memory tile */
 
-/* C[i - r0][j] = X[i] . Y[j] for rows i in [r0, r1), all m columns; dim is a multiple of 16 and
- * X, Y are zero-padded to it. 256 threads, 128 x 128 outputs per block, 8 x 8 per thread. */
+/* The eight partial sums of tsr__pz_dot (partial c sums elements i = c mod 8 in increasing i)
+ * are accumulated one after another, so the features are laid out class by class in this order,
+ * each class zero-padded to the same length L, a multiple of TSR_PZ_BK; the order lets each
+ * class be added in as tsr__pz_dot combines them: ((s0 + s4) + (s1 + s5)) + ((s2 + s6) + (s3 + s7)). */
+static const int tsr__pz_class_order[8] = {0, 4, 1, 5, 2, 6, 3, 7};
+
+/* C[i - r0][j] = X[i] . Y[j] for rows i in [r0, r1), all m columns, bit for bit as tsr__pz_dot
+ * computes it on the host: every product rounded, then added (no fused multiply-add), in the
+ * same order. X and Y are in the class layout above (row length 8 L). 256 threads, 64 x 64
+ * outputs per block, 4 x 4 per thread, each with its running class sum and three combined ones. */
 __global__ void tsr__pz_gemm(const float *__restrict__ X, const float *__restrict__ Y, float *__restrict__ C, int r0,
-                             int r1, int m, int dim)
+                             int r1, int m, int L)
 {
     __shared__ __align__(16) float As[TSR_PZ_BK][TSR_PZ_BM];
     __shared__ __align__(16) float Bs[TSR_PZ_BK][TSR_PZ_BM];
-    int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
+    int tid = threadIdx.x, tx = tid % 16, ty = tid / 16, dimp = 8 * L;
     int bi = r0 + blockIdx.y * TSR_PZ_BM, bj = blockIdx.x * TSR_PZ_BM;
-    float acc[8][8];
-    for (int a = 0; a < 8; a++)
-        for (int b = 0; b < 8; b++) acc[a][b] = 0.f;
-    for (int k0 = 0; k0 < dim; k0 += TSR_PZ_BK) {
-        for (int it = 0; it < 2; it++) {
-            int e = tid + it * 256, r = e >> 2, kq = (e & 3) * 4;
+    float acc[4][4], t[4][4], u[4][4], v[4][4];
+    for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 4; b++) acc[a][b] = t[a][b] = u[a][b] = v[a][b] = 0.f;
+    for (int k0 = 0; k0 < dimp; k0 += TSR_PZ_BK) {
+        {
+            int r = tid >> 2, kq = (tid & 3) * 4;
             float4 va = make_float4(0.f, 0.f, 0.f, 0.f), vb = va;
-            if (bi + r < r1) va = *(const float4 *)(X + (size_t)(bi + r) * dim + k0 + kq);
-            if (bj + r < m) vb = *(const float4 *)(Y + (size_t)(bj + r) * dim + k0 + kq);
+            if (bi + r < r1) va = *(const float4 *)(X + (size_t)(bi + r) * dimp + k0 + kq);
+            if (bj + r < m) vb = *(const float4 *)(Y + (size_t)(bj + r) * dimp + k0 + kq);
             As[kq][r] = va.x, As[kq + 1][r] = va.y, As[kq + 2][r] = va.z, As[kq + 3][r] = va.w;
             Bs[kq][r] = vb.x, Bs[kq + 1][r] = vb.y, Bs[kq + 2][r] = vb.z, Bs[kq + 3][r] = vb.w;
         }
         __syncthreads();
 #pragma unroll
         for (int k = 0; k < TSR_PZ_BK; k++) {
-            float a[8], b[8];
-            float4 a0 = *(const float4 *)&As[k][ty * 4], a1 = *(const float4 *)&As[k][64 + ty * 4];
-            float4 b0 = *(const float4 *)&Bs[k][tx * 4], b1 = *(const float4 *)&Bs[k][64 + tx * 4];
-            a[0] = a0.x, a[1] = a0.y, a[2] = a0.z, a[3] = a0.w, a[4] = a1.x, a[5] = a1.y, a[6] = a1.z, a[7] = a1.w;
-            b[0] = b0.x, b[1] = b0.y, b[2] = b0.z, b[3] = b0.w, b[4] = b1.x, b[5] = b1.y, b[6] = b1.z, b[7] = b1.w;
+            float4 a4 = *(const float4 *)&As[k][ty * 4], b4 = *(const float4 *)&Bs[k][tx * 4];
+            float a[4] = {a4.x, a4.y, a4.z, a4.w}, b[4] = {b4.x, b4.y, b4.z, b4.w};
 #pragma unroll
-            for (int x = 0; x < 8; x++)
+            for (int x = 0; x < 4; x++)
 #pragma unroll
-                for (int y = 0; y < 8; y++) acc[x][y] = fmaf(a[x], b[y], acc[x][y]);
+                for (int y = 0; y < 4; y++) acc[x][y] = __fadd_rn(acc[x][y], __fmul_rn(a[x], b[y]));
         }
         __syncthreads();
+        if ((k0 + TSR_PZ_BK) % L == 0) {   /* class number q (of the order above) is complete */
+            int q = (k0 + TSR_PZ_BK) / L - 1;
+#pragma unroll
+            for (int x = 0; x < 4; x++)
+#pragma unroll
+                for (int y = 0; y < 4; y++) {
+                    float c = acc[x][y];
+                    switch (q) {
+                    case 0: t[x][y] = c; break;                                   /* s0 */
+                    case 1: t[x][y] = __fadd_rn(t[x][y], c); break;               /* s0 + s4 */
+                    case 2: case 4: u[x][y] = c; break;                           /* s1, s2 */
+                    case 3: t[x][y] = __fadd_rn(t[x][y], __fadd_rn(u[x][y], c)); break;
+                    case 5: u[x][y] = __fadd_rn(u[x][y], c); break;               /* s2 + s6 */
+                    case 6: v[x][y] = c; break;                                   /* s3 */
+                    default: t[x][y] = __fadd_rn(t[x][y], __fadd_rn(u[x][y], __fadd_rn(v[x][y], c)));
+                    }
+                    acc[x][y] = 0.f;
+                }
+        }
     }
-    for (int x = 0; x < 8; x++) {
-        int i = bi + (x < 4 ? ty * 4 + x : 64 + ty * 4 + x - 4);
+    for (int x = 0; x < 4; x++) {
+        int i = bi + ty * 4 + x;
         if (i >= r1) continue;
-        for (int y = 0; y < 8; y++) {
-            int j = bj + (y < 4 ? tx * 4 + y : 64 + tx * 4 + y - 4);
-            if (j < m) C[(size_t)(i - r0) * m + j] = acc[x][y];
+        for (int y = 0; y < 4; y++) {
+            int j = bj + tx * 4 + y;
+            if (j < m) C[(size_t)(i - r0) * m + j] = t[x][y];
         }
     }
 }
@@ -149,7 +173,7 @@ extern "C" tsr_status tsr__pz_topk_cuda(const float *X, const float *Y, int m, i
                                         const tsr_exec *ex)
 {
     cudaStream_t st = ex ? (cudaStream_t)ex->stream : 0;
-    int dimp = (dim + 15) & ~15;
+    int L = ((dim + 7) / 8 + TSR_PZ_BK - 1) / TSR_PZ_BK * TSR_PZ_BK, dimp = 8 * L;
     float *dX = NULL, *dY = NULL, *dC = NULL, *hpad = NULL;
     tsr__pz_cand *dR = NULL, *dL = NULL, *hR = NULL, *hL = NULL;
     size_t feat = (size_t)m * dimp * sizeof(float), freeb = 0, totalb = 0, budget, chunk;
@@ -177,10 +201,13 @@ extern "C" tsr_status tsr__pz_topk_cuda(const float *X, const float *Y, int m, i
     TSR_PZ_CK(cudaMalloc((void **)&dC, chunk * m * sizeof(float)), "puzzle: cudaMalloc");
     TSR_PZ_CK(cudaMalloc((void **)&dR, sizeof(tsr__pz_cand) * m * k), "puzzle: cudaMalloc");
     TSR_PZ_CK(cudaMalloc((void **)&dL, sizeof(tsr__pz_cand) * m * k), "puzzle: cudaMalloc");
-    for (int pass = 0; pass < 2; pass++) {   /* zero-padded copies of X then Y */
+    for (int pass = 0; pass < 2; pass++) {   /* X then Y in the class layout (see tsr__pz_gemm) */
         const float *src = pass ? Y : X;
         memset(hpad, 0, feat);
-        for (int i = 0; i < m; i++) memcpy(hpad + (size_t)i * dimp, src + (size_t)i * dim, sizeof(float) * dim);
+        for (int i = 0; i < m; i++)
+            for (int q = 0; q < 8; q++)
+                for (int c = tsr__pz_class_order[q], e = c, j = 0; e < dim; e += 8, j++)
+                    hpad[(size_t)i * dimp + (size_t)q * L + j] = src[(size_t)i * dim + e];
         TSR_PZ_CK(cudaMemcpyAsync(pass ? dY : dX, hpad, feat, cudaMemcpyHostToDevice, st), "puzzle: upload");
         TSR_PZ_CK(cudaStreamSynchronize(st), "puzzle: upload");
     }
@@ -189,7 +216,7 @@ extern "C" tsr_status tsr__pz_topk_cuda(const float *X, const float *Y, int m, i
     for (int r0 = 0; r0 < m; r0 += (int)chunk) {
         int r1 = r0 + (int)chunk < m ? r0 + (int)chunk : m;
         dim3 grid(tsr__div_up((unsigned)m, TSR_PZ_BM), tsr__div_up((unsigned)(r1 - r0), TSR_PZ_BM));
-        tsr__pz_gemm<<<grid, 256, 0, st>>>(dX, dY, dC, r0, r1, m, dimp);
+        tsr__pz_gemm<<<grid, 256, 0, st>>>(dX, dY, dC, r0, r1, m, L);
         if ((s = TSR_CUDA_LAUNCHED("puzzle: gemm kernel"))) goto done;
         tsr__pz_rowtopk<<<tsr__div_up((unsigned)(r1 - r0) * 32, 256), 256, 0, st>>>(dC, r0, r1, m, rot4, k, dR);
         if ((s = TSR_CUDA_LAUNCHED("puzzle: row top-k kernel"))) goto done;

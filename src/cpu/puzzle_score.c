@@ -169,14 +169,14 @@ tsr_status tsr_puzzle_score_pixels(const tsr_puzzle_placement *sol, const tsr_pu
     tsr_status s;
     tsr_puzzle_scores id, r;
     tsr_puzzle_placement re = {0};
-    int P, n, twins = 0, *where = NULL;
+    int P, n, twins = 0, *where = NULL, turned = sol->rotate || truth->rotate;
     uint64_t *hash = NULL, *key = NULL;
     if ((s = tsr_puzzle_score(sol, truth, &id))) return s;
     if ((s = tsr__pz_check_image("puzzle", scrambled, sol->rows, sol->cols, &P))) return s;
     if (sol->tile && sol->tile != P)
         return tsr__fail(TSR_E_SIZE, "puzzle: the scrambled image's tiles are %d pixels, the placement's %d", P, sol->tile);
     n = sol->rows * sol->cols;
-    if ((s = tsr_puzzle_placement_init(&re, sol->rows, sol->cols, P, sol->rotate))) return s;
+    if ((s = tsr_puzzle_placement_init(&re, sol->rows, sol->cols, P, turned))) return s;
     hash = malloc(sizeof(uint64_t) * n);
     key = malloc(sizeof(uint64_t) * 2 * n);
     where = malloc(sizeof(int) * n);
@@ -190,15 +190,15 @@ tsr_status tsr_puzzle_score_pixels(const tsr_puzzle_placement *sol, const tsr_pu
     }
     /* Tiles with a twin: the same pixels as another tile (in some turn, when turns are unknown). */
     qsort(key, (size_t)n, 2 * sizeof(uint64_t), tsr__pz_cmp_key);
-    for (int i = 0; i < n; i++) {
-        int a = (int)key[2 * i + 1], twin = 0;
-        for (int j = i - 1; j >= 0 && key[2 * j] == key[2 * i] && !twin; j--)
-            for (int t = 0; t < (sol->rotate || truth->rotate ? 4 : 1) && !twin; t++)
-                twin = tsr__pz_same_pixels(scrambled, sol->cols, P, a, 0, (int)key[2 * j + 1], t);
-        for (int j = i + 1; j < n && key[2 * j] == key[2 * i] && !twin; j++)
-            for (int t = 0; t < (sol->rotate || truth->rotate ? 4 : 1) && !twin; t++)
-                twin = tsr__pz_same_pixels(scrambled, sol->cols, P, a, 0, (int)key[2 * j + 1], t);
-        twins += twin;
+    for (int lo = 0, hi; lo < n; lo = hi) {   /* runs of equal hashes hold every twin */
+        for (hi = lo + 1; hi < n && key[2 * hi] == key[2 * lo]; hi++) {}
+        for (int i = lo; i < hi; i++) {
+            int twin = 0;
+            for (int j = lo; j < hi && !twin; j++)
+                for (int t = 0; t < (turned ? 4 : 1) && !twin && j != i; t++)
+                    twin = tsr__pz_same_pixels(scrambled, sol->cols, P, (int)key[2 * i + 1], 0, (int)key[2 * j + 1], t);
+            twins += twin;
+        }
     }
     re.cost = sol->cost;
     re.exact = sol->exact;
@@ -211,7 +211,7 @@ tsr_status tsr_puzzle_score_pixels(const tsr_puzzle_placement *sol, const tsr_pu
     for (int k = -1; k < 4; k++) {
         tsr_puzzle_scores q;
         int turns = k < 0 ? id.shift_turns : k, dr = k < 0 ? id.shift_rows : 0, dc = k < 0 ? id.shift_cols : 0;
-        if (k > 0 && (!(sol->rotate || truth->rotate) || ((k & 1) && sol->rows != sol->cols))) continue;
+        if (k > 0 && (!turned || ((k & 1) && sol->rows != sol->cols))) continue;
         memcpy(re.piece, sol->piece, sizeof(int) * n);
         memcpy(re.rotation, sol->rotation, (size_t)n);
         tsr__pz_relabel(scrambled, hash, truth, &re, where, turns, dr, dc);

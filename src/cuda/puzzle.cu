@@ -1,7 +1,7 @@
 /* Jigsaw solver on the GPU: the all-pairs compatibility as a tiled FP32 GEMM of side features
- * (bit for bit the host's dot products) with row and column top-k kernels (variant 'mgc-gemm'), and the exact search that scores one
- * placement per thread with block and grid reductions (variant 'enum-cuda'). Every CUDA call
- * and launch is checked; work runs on the exec's stream. */
+ * (bit for bit the host's dot products) with row and column top-k kernels (variant 'mgc-gemm'),
+ * and the exact search that scores one placement per thread with block and grid reductions
+ * (variant 'enum-cuda'). Every CUDA call and launch is checked; work runs on the exec's stream. */
 #include "cuda_common.cuh"
 #include "../cpu/puzzle_core.h"
 #include <float.h>

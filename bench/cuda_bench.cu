@@ -6,12 +6,13 @@
  * keeps the GPU busy while the host enqueues the variant, so host overhead is not counted.
  * Median of >= 20 runs after 3 warm-up runs. Bytes = bytes read + bytes written (one pass).
  *
- * Usage: tessera-bench-cuda [--quick] [--no-table] [--ops a,b] [--strips | --warp | --reg | --wide | --sweep | --small | --radii]
+ * Usage: tessera-bench-cuda [--quick] [--no-table] [--ops a,b] [--strips | --warp | --reg | --wide | --sweep | --small | --resize | --radii]
  *   --strips: box/fast strip-height and column-sums band sweeps; --warp: box/warp and
  *   threshold/warp strip height x slide-path sweep; --reg: box/reg and threshold/reg strip heights;
  *   --wide: box/wide and threshold/wide strip heights (3840x2160 too); --sweep: box/sweep and
  *   threshold/sweep strip heights at both sizes; --small: box/reg and threshold/reg strip heights,
- *   sums/packed bands and resize/vec16 outputs per thread at both sizes; --radii: the default variant of box at every
+ *   sums/packed bands and the resize sweeps at both sizes; --resize: only the resize sweeps
+ *   (vec16 outputs per thread, cells' preloading and blocks, rows' groups per block); --radii: the default variant of box at every
  *   radius 1..64 and of threshold at every block 3..129 (8192x8192 only); --no-table: only the sweep */
 #include "../src/core/internal.h"
 #include "../src/core/ops.h"
@@ -475,6 +476,29 @@ static void sweep_resize_out(const tsr_image *g)
         unsetenv("TSR_CUDA_RESIZE_BLOCKS_Y");
         tsr_image_free(&ref);
     }
+    /* resize/rows at 8/3: row groups per block */
+    const tsr_variant *rows = NULL;
+    for (int vi = 0; op->variants[vi]; vi++)
+        if (op->variants[vi]->backend == TSR_BACKEND_CUDA && !strcmp(op->variants[vi]->name, "rows"))
+            rows = op->variants[vi];
+    if (rows) {
+        tsr_resize_params p = {g->width * 3 / 8, g->height * 3 / 8};
+        const double bytes = (double)g->width * g->height + (double)p.width * p.height;
+        tsr_image ref = {0};
+        print_row("resize", "rows", "8/3 default", time_variant(op, rows, g, &p, &ref), bytes, NULL, -1);
+        for (const char *gr : {"", "1", "2", "3", "4", "6", "8"}) {
+            char lab[64];
+            tsr_image out = {0};
+            setenv("TSR_CUDA_RESIZE_ROWS_GROUPS", gr, 1);
+            double us = time_variant(op, rows, g, &p, &out);
+            snprintf(lab, sizeof lab, "8/3 groups=%s%s", *gr ? gr : "def",
+                     out.data && ref.data && same_image(&out, &ref) ? "" : " DIFF");
+            print_row("resize", "rows", lab, us, bytes, NULL, -1);
+            tsr_image_free(&out);
+        }
+        unsetenv("TSR_CUDA_RESIZE_ROWS_GROUPS");
+        tsr_image_free(&ref);
+    }
     g_runs = saved_runs;
 }
 
@@ -542,6 +566,7 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--radii")) strips = 5;
         if (!strcmp(argv[i], "--sweep")) strips = 6;
         if (!strcmp(argv[i], "--small")) strips = 7;
+        if (!strcmp(argv[i], "--resize")) strips = 8;
         if (!strcmp(argv[i], "--no-table")) table = 0;
     }
     if (!tsr_cuda_available()) {
@@ -643,6 +668,7 @@ int main(int argc, char **argv)
             sweep_sums_bands("packed", "TSR_CUDA_SUMS_PBAND", {8, 16, 32, 64, 128, 256}, &g);
             sweep_resize_out(&g);
         }
+        if (strips == 8) sweep_resize_out(&g);
         if (strips == 4 && si == 0)
             sweep_strips("wide", "TSR_CUDA_WIDE_STRIP", NULL, {3, 5, 7, 11, 15, 24, 31, 48, 64}, {12, 16, 20, 24, 28, 32, 40, 48},
                          &g);

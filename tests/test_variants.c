@@ -365,6 +365,9 @@ TEST(test_variants_resize)
         {258, 130, 129, 65}, {1028, 12, 257, 3}, {4, 4, 1, 1}, {40, 8, 10, 2}, {128, 6, 32, 3},
         /* fractional cells of at most 4 x 4 samples (loaded at once by the CUDA kernel) */
         {257, 131, 100, 60}, {1000, 37, 400, 20}, {64, 64, 24, 24},
+        /* CUDA rows: several blocks across (256 outputs each) and row groups (8), scales near 3
+         * and near 1, rows ending inside a 16-byte chunk */
+        {2000, 300, 751, 113}, {1031, 257, 1030, 256}, {3001, 97, 1001, 33}, {776, 50, 259, 17}, {523, 70, 300, 69},
     };
     int skipped = 0;
     for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++)
@@ -379,6 +382,31 @@ TEST(test_variants_resize)
                 skipped += compare_all("resize", &img, &p, what);
                 tsr_image_free(&img);
             }
+    finish("resize", skipped);
+}
+
+/* CUDA resize/rows with several row groups per block (the double-buffered loop: the next group's
+ * rows copied while the current one is computed), forced through TSR_CUDA_RESIZE_ROWS_GROUPS,
+ * up to every group of a column strip in one block. */
+TEST(test_variants_resize_rows_groups)
+{
+    static const struct { int w, h, dw, dh; } cases[] = {{2000, 300, 751, 113}, {523, 700, 300, 269}, {1031, 257, 1030, 256}};
+    static const char *groups[] = {"2", "3", "7", "100000"};
+    int skipped = 0;
+    for (int g = 0; g < 4; g++) {
+        setenv("TSR_CUDA_RESIZE_ROWS_GROUPS", groups[g], 1);
+        for (int i = 0; i < 3; i++) {
+            tsr_resize_params p = {cases[i].dw, cases[i].dh};
+            tsr_image img;
+            char what[96];
+            if (!make(&img, cases[i].w, cases[i].h, 1, TSR_U8, (int)(tsr_test_rand() % 4))) break;
+            snprintf(what, sizeof what, "%dx%d -> %dx%d, %s groups per block", img.width, img.height, p.width, p.height,
+                     groups[g]);
+            skipped += compare_all("resize", &img, &p, what);
+            tsr_image_free(&img);
+        }
+    }
+    unsetenv("TSR_CUDA_RESIZE_ROWS_GROUPS");
     finish("resize", skipped);
 }
 

@@ -450,6 +450,203 @@ static tsr_status tsr__resize_area(const tsr_image *src, tsr_image *dst, cudaStr
     return TSR_CUDA_LAUNCHED("resize area kernel");
 }
 
+/* ------------------------------------------------------------------------ fractional, staged rows */
+
+/* resize/rows (8-bit one channel, fractional factors shrinking by less than 3 both ways):
+ * resize/cells loads every sample of an output's cell with its own 1-byte load (about 16
+ * predicated loads and their 64-bit addresses per output at 8/3), which left it issue-bound at
+ * 23% of the copy bandwidth. Here a block of ROWS_COLS threads (one output column each) stages
+ * the source rows of ROWS_OUT output rows into shared memory with 16-byte loads, then every
+ * thread takes its cell's (at most 4) samples of a staged row from two shared words by one
+ * funnel shift and forms the row's weighted sum and the beta-weighted accumulation exactly as
+ * resize/cells does (same cells, same float operations in the same order: bit for bit). */
+enum {
+    TSR_RR_COLS = 256,                            /* output columns (threads) per block */
+    TSR_RR_OUT = 8,                               /* output rows per staged group */
+    TSR_RR_MAXR = 3 * TSR_RR_OUT + 2,             /* staged rows: cells of scale < 3 */
+    TSR_RR_PITCH = 800,                           /* >= 3 * COLS + 2 + 15 (alignment) + 8 (read past the last cell) */
+};
+
+/* Sample k of four packed bytes as an exact float (2^23 + v minus 2^23, as tsr__sample_float). */
+__device__ static __forceinline__ float tsr__byte_float(unsigned four, int k, unsigned magic = 0x4b000000u)
+{
+    return __fsub_rn(__uint_as_float(__byte_perm(four, magic, 0x7440u | (unsigned)k)), 8388608.f);
+}
+
+/* One block: output columns blockIdx.x * COLS .. + COLS-1, row groups blockIdx.y, + gridDim.y,
+ * ... The source must be 16-byte aligned (data and stride). MINB blocks per SM bound the
+ * registers (4: 64 registers, a few bytes of spills; 3: 85). */
+/* Queue the asynchronous copies of one group's NR staged source rows (from R0) into STAGE. The
+ * thread copies chunk column 'col' (16 bytes from SRC_COL within a row, N of them real: the rest
+ * of a chunk past the row's end is filled with zeros by the copy itself) of rows ROW, ROW + RSTEP,
+ * ...; threads with ROW >= RSTEP have no chunk. */
+__device__ static __forceinline__ void tsr__rows_stage(unsigned char *stage, const unsigned char *src_col, size_t sstride,
+                                                       int r0, int nr, int row, int rstep, int n)
+{
+    const unsigned char *p = src_col + (size_t)(r0 + row) * sstride;
+    unsigned d = (unsigned)__cvta_generic_to_shared(stage + row * TSR_RR_PITCH);
+    const size_t pstep = (size_t)rstep * sstride;
+    for (; row < nr; row += rstep, p += pstep, d += rstep * TSR_RR_PITCH)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(p), "r"(n) : "memory");
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+/* How staged row i (source row r0 + i) of a group enters its outputs: added with weight 'cur' to
+ * the cell it belongs to first; when it is that cell's last row (end), the output is complete
+ * and the next cell starts with this row weighted 'next' (0 where the next cell starts at the
+ * following row). Cells are consecutive and share at most their boundary row, and a cell that
+ * starts on a shared row has more than one row (shrinking by the 1e-3 rule of the cells). */
+struct tsr__rows_desc {
+    float cur, next;
+    int end, pad;
+};
+
+__device__ static tsr__rows_desc tsr__rows_desc_of(const tsr__cu_cell *cells, int ncells, int gi)
+{
+    int r = 0;
+    while (r < ncells - 1 && gi >= cells[r].si0 + cells[r].n) r++;
+    const tsr__cu_cell c = cells[r];
+    tsr__rows_desc d;
+    d.cur = tsr__cell_alpha(c, gi - c.si0);
+    d.end = gi == c.si0 + c.n - 1;
+    d.next = d.end && r + 1 < ncells && cells[r + 1].si0 == gi ? cells[r + 1].first : 0.f;
+    d.pad = 0;
+    return d;
+}
+
+/* One block: output columns blockIdx.x * COLS .. + COLS-1, row groups blockIdx.y, + gridDim.y,
+ * ..., two stages: the next group's rows are copied while the current one is computed. The
+ * source must be 16-byte aligned (data and stride). 4 blocks per SM (63 registers, 43 KB of
+ * shared memory each). MAGIC is 0x4b000000 (a parameter so that the byte selectors stay immediates). */
+__global__ void __launch_bounds__(TSR_RR_COLS, 4) tsr__resize_rows_kernel(const unsigned char *src, size_t sstride,
+                                                                         unsigned char *dst, size_t dstride,
+                                                                         tsr__cu_area_axis x, tsr__cu_area_axis y,
+                                                                         unsigned magic)
+{
+    extern __shared__ __align__(16) unsigned char tsr__rows_smem[];   /* 2 stages */
+    /* three slots: a thread may write the next group's cells while a slower one still reads the
+     * previous group's (the barriers keep them within one group of each other) */
+    __shared__ tsr__cu_cell ycell[3][TSR_RR_OUT];
+    __shared__ tsr__rows_desc rdesc[3][TSR_RR_MAXR];
+    __shared__ int span[2];
+    const int tid = threadIdx.x, dx0 = blockIdx.x * TSR_RR_COLS, dx = dx0 + tid, live = dx < x.dsize;
+    const int last = x.dsize - dx0 < TSR_RR_COLS ? x.dsize - 1 : dx0 + TSR_RR_COLS - 1;
+    int si0 = 0;
+    float xa[4] = {0.f, 0.f, 0.f, 0.f};   /* weights of the cell's samples, 0 past its end */
+    if (live) {
+        const tsr__cu_cell xc = tsr__area_cell_of(x, dx);
+        si0 = xc.si0;
+#pragma unroll
+        for (int k = 0; k < 4; k++) xa[k] = k < xc.n ? tsr__cell_alpha(xc, k) : 0.f;
+        if (dx == dx0) span[0] = xc.si0;
+        if (dx == last) span[1] = xc.si0 + xc.n;
+    }
+    long long dy0 = (long long)blockIdx.y * TSR_RR_OUT;
+    const long long step = (long long)gridDim.y * TSR_RR_OUT;
+    if (tid < TSR_RR_OUT && dy0 + tid < y.dsize) ycell[0][tid] = tsr__area_cell_of(y, (int)(dy0 + tid));
+    __syncthreads();
+    /* the staged span: 16-byte chunks from the first cell's sample (aligned down) to 8 bytes past
+     * the last cell's, so that every thread's two shared words lie inside the loaded chunks */
+    const int base = span[0] & ~15, nchunks = (span[1] - base + 8 + 15) >> 4;
+    const int off = si0 - base;
+    /* this thread's chunk column and first row of each group; rows step by COLS / nchunks */
+    const int rstep = TSR_RR_COLS / nchunks, col = tid % nchunks;
+    const int row0 = tid / nchunks < rstep ? tid / nchunks : TSR_RR_MAXR;   /* the last few threads: none */
+    const int c = base + 16 * col, n = x.ssize - c < 16 ? (x.ssize - c > 0 ? x.ssize - c : 0) : 16;
+    const unsigned char *src_col = src + (n ? c : 0);
+    unsigned char *stage_col = tsr__rows_smem + 16 * col;
+    int nrows = y.dsize - dy0 < TSR_RR_OUT ? (int)(y.dsize - dy0) : TSR_RR_OUT;
+    int r0 = ycell[0][0].si0, nr = ycell[0][nrows - 1].si0 + ycell[0][nrows - 1].n - r0;
+    if (tid < nr) rdesc[0][tid] = tsr__rows_desc_of(ycell[0], nrows, r0 + tid);
+    tsr__rows_stage(stage_col, src_col, sstride, r0, nr, row0, rstep, n);
+    for (int b = 0, cs = 0; dy0 < y.dsize; dy0 += step, b ^= 1, cs = cs == 2 ? 0 : cs + 1) {
+        const long long dn = dy0 + step;
+        const int cn = cs == 2 ? 0 : cs + 1;
+        const int nrows_n = dn < y.dsize ? (y.dsize - dn < TSR_RR_OUT ? (int)(y.dsize - dn) : TSR_RR_OUT) : 0;
+        if (tid < nrows_n) ycell[cn][tid] = tsr__area_cell_of(y, (int)(dn + tid));
+        __syncthreads();   /* the next cells are written; the other stage's last reader is done */
+        int r0_n = 0, nr_n = 0;
+        if (nrows_n) {
+            r0_n = ycell[cn][0].si0;
+            nr_n = ycell[cn][nrows_n - 1].si0 + ycell[cn][nrows_n - 1].n - r0_n;
+            tsr__rows_stage(stage_col + (b ^ 1) * TSR_RR_MAXR * TSR_RR_PITCH, src_col, sstride, r0_n, nr_n, row0, rstep, n);
+            if (tid < nr_n) rdesc[cn][tid] = tsr__rows_desc_of(ycell[cn], nrows_n, r0_n + tid);
+            asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+        } else
+            asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+        __syncthreads();   /* this group's rows are in */
+        if (live) {
+            /* The staged rows in order: each row's x-weighted sum formed once (4 samples, the
+             * weights past the cell's end 0: rs + 0 == rs), then added, beta weighted, to its
+             * cell's sum, and the output stored where the cell ends (tsr__rows_desc). The
+             * descriptors are the block's, so the control flow is uniform. Sums start at +0:
+             * 0 + p == p for the p >= 0 here, as the reference's first assignment. */
+            const unsigned char *stage = tsr__rows_smem + b * TSR_RR_MAXR * TSR_RR_PITCH + (off & ~3);
+            const int sh = 8 * (off & 3);
+            float sum = 0.f;
+            unsigned char *d = dst + (size_t)dy0 * dstride + dx;
+            for (int i = 0; i < nr; i++, stage += TSR_RR_PITCH) {
+                const unsigned *w = (const unsigned *)stage;
+                const unsigned four = __funnelshift_r(w[0], w[1], sh);
+                float rs = __fmul_rn(tsr__byte_float(four, 0, magic), xa[0]);   /* 0 + p == p exactly */
+#pragma unroll
+                for (int k = 1; k < 4; k++) rs = __fadd_rn(rs, __fmul_rn(tsr__byte_float(four, k, magic), xa[k]));
+                const tsr__rows_desc e = rdesc[cs][i];
+                sum = __fadd_rn(sum, __fmul_rn(e.cur, rs));
+                if (e.end) {
+                    const int v = __float2int_rn(sum);
+                    *d = (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v);
+                    d += dstride;
+                    sum = __fmul_rn(e.next, rs);
+                }
+            }
+        }
+        nrows = nrows_n;
+        r0 = r0_n;
+        nr = nr_n;
+    }
+}
+
+/* Whether these arguments are resize/rows': 8-bit one channel, a fractional size shrinking by less
+ * than 3 both ways (cells of at most 4 x 4 samples). */
+static int tsr__resize_rows_supports(const tsr_image *src, const void *params)
+{
+    const tsr_resize_params *p = (const tsr_resize_params *)params;
+    int fx, fy;
+    if (src->depth != TSR_U8 || src->channels != 1 || tsr__resize_is_integer(src, p, &fx, &fy)) return 0;
+    if (p->width < 1 || p->height < 1 || p->width > src->width || p->height > src->height) return 0;
+    return tsr__area_slots(1. / ((double)p->width / src->width)) <= 4 &&
+           tsr__area_slots(1. / ((double)p->height / src->height)) <= 4;
+}
+
+/* resize/rows: see the kernel; a source not 16-byte aligned runs resize/cells' kernel. Groups of
+ * rows per block: TSR_CUDA_RESIZE_ROWS_GROUPS (default: about 16 blocks per SM in all). */
+static tsr_status tsr__resize_rows(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
+{
+    cudaStream_t st = (cudaStream_t)ex->stream;
+    (void)params;
+    if (!tsr__cu_aligned(src->data, src->stride, 16)) return tsr__resize_area(src, dst, st);
+    tsr__cu_area_axis x, y;
+    x.ssize = src->width;
+    x.dsize = dst->width;
+    x.scale = 1. / ((double)dst->width / src->width);   /* the reference's expression */
+    y.ssize = src->height;
+    y.dsize = dst->height;
+    y.scale = 1. / ((double)dst->height / src->height);
+    const long long bx = tsr__div_up((unsigned)dst->width, TSR_RR_COLS), groups = (dst->height + TSR_RR_OUT - 1) / TSR_RR_OUT;
+    long long per = groups * bx / (16LL * tsr__cu_sm_count());
+    const char *e = getenv("TSR_CUDA_RESIZE_ROWS_GROUPS");
+    if (e && *e) per = atoi(e);
+    if (per < 1) per = 1;
+    const long long gy = (groups + per - 1) / per;
+    dim3 grid((unsigned)bx, tsr__cu_grid_rows((int)(gy < TSR_CU_MAX_GRID_Y ? gy : TSR_CU_MAX_GRID_Y)));
+    const unsigned char *sp = (const unsigned char *)src->data;
+    unsigned char *dp = (unsigned char *)dst->data;
+    const size_t smem = 2 * TSR_RR_MAXR * TSR_RR_PITCH;   /* two stages, 41.6 KB (under 48 KB: no opt-in) */
+    tsr__resize_rows_kernel<<<grid, TSR_RR_COLS, smem, st>>>(sp, src->stride, dp, dst->stride, x, y, 0x4b000000u);
+    return TSR_CUDA_LAUNCHED("resize/rows kernel");
+}
+
 /* resize/cells: integer factors exactly by cell sums, any other size by the weight cells. */
 static tsr_status tsr__resize_cells(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
 {
@@ -464,6 +661,10 @@ extern "C" const tsr_variant tsr__resize_cuda[] = {
     {"vec16", TSR_BACKEND_CUDA,
      "8-bit gray shrunk 2x2 or 4x4: 16 (2x) or 8 (4x) outputs per thread from 16-byte loads, one store",
      tsr__resize_vec16, tsr__resize_vec16_supports, 1, 0, NULL},
+    {"rows", TSR_BACKEND_CUDA,
+     "8-bit gray, fractional sizes shrinking by less than 3: a block stages its source rows in shared memory "
+     "with 16-byte loads, one output column per thread",
+     tsr__resize_rows, tsr__resize_rows_supports, 1, 0, NULL},
     {"cells", TSR_BACKEND_CUDA,
      "one thread per output pixel: exact integer cells, or fractional weight cells computed in the kernel",
      tsr__resize_cells, NULL, 1, 0, NULL},

@@ -476,18 +476,28 @@ __device__ static __forceinline__ float tsr__byte_float(unsigned four, int k, un
 /* One block: output columns blockIdx.x * COLS .. + COLS-1, row groups blockIdx.y, + gridDim.y,
  * ... The source must be 16-byte aligned (data and stride). MINB blocks per SM bound the
  * registers (4: 64 registers, a few bytes of spills; 3: 85). */
-/* Queue the asynchronous copies of one group's NR staged source rows (from R0) into STAGE. The
- * thread copies chunk column 'col' (16 bytes from SRC_COL within a row, N of them real: the rest
- * of a chunk past the row's end is filled with zeros by the copy itself) of rows ROW, ROW + RSTEP,
- * ...; threads with ROW >= RSTEP have no chunk. */
+/* Queue the copies of one group's NR staged source rows (from R0) into STAGE. The thread copies
+ * chunk column 'col' (16 bytes from SRC_COL within a row, N of them inside the image) of rows
+ * ROW, ROW + RSTEP, ...; threads with ROW >= RSTEP have no chunk. Whole chunks are asynchronous
+ * copies; the row's last, partial chunk is read byte by byte and zero-filled here (the copy's own
+ * zero fill would touch the row's padding, which compute-sanitizer's initcheck reports). */
 __device__ static __forceinline__ void tsr__rows_stage(unsigned char *stage, const unsigned char *src_col, size_t sstride,
                                                        int r0, int nr, int row, int rstep, int n)
 {
     const unsigned char *p = src_col + (size_t)(r0 + row) * sstride;
-    unsigned d = (unsigned)__cvta_generic_to_shared(stage + row * TSR_RR_PITCH);
     const size_t pstep = (size_t)rstep * sstride;
-    for (; row < nr; row += rstep, p += pstep, d += rstep * TSR_RR_PITCH)
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(p), "r"(n) : "memory");
+    if (n == 16) {
+        unsigned d = (unsigned)__cvta_generic_to_shared(stage + row * TSR_RR_PITCH);
+        for (; row < nr; row += rstep, p += pstep, d += rstep * TSR_RR_PITCH)
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(p) : "memory");
+    } else
+        for (; row < nr; row += rstep, p += pstep) {
+            unsigned w[4] = {0u, 0u, 0u, 0u};
+#pragma unroll
+            for (int k = 0; k < 16; k++)
+                if (k < n) w[k >> 2] |= (unsigned)__ldg(p + k) << (8 * (k & 3));
+            *(uint4 *)(stage + row * TSR_RR_PITCH) = make_uint4(w[0], w[1], w[2], w[3]);
+        }
     asm volatile("cp.async.commit_group;\n" ::: "memory");
 }
 
@@ -553,7 +563,7 @@ __global__ void __launch_bounds__(TSR_RR_COLS, 4) tsr__resize_rows_kernel(const 
     const int rstep = TSR_RR_COLS / nchunks, col = tid % nchunks;
     const int row0 = tid / nchunks < rstep ? tid / nchunks : TSR_RR_MAXR;   /* the last few threads: none */
     const int c = base + 16 * col, n = x.ssize - c < 16 ? (x.ssize - c > 0 ? x.ssize - c : 0) : 16;
-    const unsigned char *src_col = src + (n ? c : 0);
+    const unsigned char *src_col = src + c;   /* not read where n == 0 */
     unsigned char *stage_col = tsr__rows_smem + 16 * col;
     int nrows = y.dsize - dy0 < TSR_RR_OUT ? (int)(y.dsize - dy0) : TSR_RR_OUT;
     int r0 = ycell[0][0].si0, nr = ycell[0][nrows - 1].si0 + ycell[0][nrows - 1].n - r0;

@@ -395,13 +395,13 @@ TEST(test_variants_resize_rows_groups)
     int skipped = 0;
     for (int g = 0; g < 4; g++) {
         setenv("TSR_CUDA_RESIZE_ROWS_GROUPS", groups[g], 1);
-        for (int i = 0; i < 3; i++) {
-            tsr_resize_params p = {cases[i].dw, cases[i].dh};
+        for (int i = 0; i < 6; i++) {
+            tsr_resize_params p = {cases[i % 3].dw, cases[i % 3].dh};
             tsr_image img;
             char what[96];
-            if (!make(&img, cases[i].w, cases[i].h, 1, TSR_U8, (int)(tsr_test_rand() % 4))) break;
-            snprintf(what, sizeof what, "%dx%d -> %dx%d, %s groups per block", img.width, img.height, p.width, p.height,
-                     groups[g]);
+            if (!make(&img, cases[i % 3].w, cases[i % 3].h, i < 3 ? 1 : 3, TSR_U8, (int)(tsr_test_rand() % 4))) break;
+            snprintf(what, sizeof what, "%dx%dx%d -> %dx%d, %s groups per block", img.width, img.height, img.channels,
+                     p.width, p.height, groups[g]);
             skipped += compare_all("resize", &img, &p, what);
             tsr_image_free(&img);
         }

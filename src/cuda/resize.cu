@@ -452,19 +452,20 @@ static tsr_status tsr__resize_area(const tsr_image *src, tsr_image *dst, cudaStr
 
 /* ------------------------------------------------------------------------ fractional, staged rows */
 
-/* resize/rows (8-bit one channel, fractional factors shrinking by less than 3 both ways):
+/* resize/rows (8-bit, 1 to 4 channels, fractional factors shrinking by less than 3 both ways):
  * resize/cells loads every sample of an output's cell with its own 1-byte load (about 16
  * predicated loads and their 64-bit addresses per output at 8/3), which left it issue-bound at
- * 23% of the copy bandwidth. Here a block of ROWS_COLS threads (one output column each) stages
- * the source rows of ROWS_OUT output rows into shared memory with 16-byte loads, then every
- * thread takes its cell's (at most 4) samples of a staged row from two shared words by one
- * funnel shift and forms the row's weighted sum and the beta-weighted accumulation exactly as
- * resize/cells does (same cells, same float operations in the same order: bit for bit). */
+ * 23% of the copy bandwidth. Here a block of 256 threads (one output sample each: a channel of a
+ * pixel) stages the source rows of ROWS_OUT output rows into shared memory with 16-byte copies,
+ * then every thread takes its cell's (at most 4) samples of a staged row from a few shared words
+ * by funnel shifts and forms the row's weighted sum and the beta-weighted accumulation exactly
+ * as resize/cells does (same cells, same float operations in the same order: bit for bit). */
 enum {
-    TSR_RR_COLS = 256,                            /* output columns (threads) per block */
+    TSR_RR_COLS = 256,                            /* threads per block: 256 / CN pixels x CN channels */
     TSR_RR_OUT = 8,                               /* output rows per staged group */
     TSR_RR_MAXR = 3 * TSR_RR_OUT + 2,             /* staged rows: cells of scale < 3 */
-    TSR_RR_PITCH = 800,                           /* >= 3 * COLS + 2 + 15 (alignment) + 8 (read past the last cell) */
+    TSR_RR_PAST = 20,                             /* staged bytes past the last cell: a thread reads 5 words */
+    TSR_RR_PITCH = 816,                           /* >= 3 * COLS + 2 * 4 + 15 (alignment) + PAST, a multiple of 16 */
 };
 
 /* Sample k of four packed bytes as an exact float (2^23 + v minus 2^23, as tsr__sample_float). */
@@ -528,6 +529,7 @@ __device__ static tsr__rows_desc tsr__rows_desc_of(const tsr__cu_cell *cells, in
  * ..., two stages: the next group's rows are copied while the current one is computed. The
  * source must be 16-byte aligned (data and stride). 4 blocks per SM (63 registers, 43 KB of
  * shared memory each). MAGIC is 0x4b000000 (a parameter so that the byte selectors stay immediates). */
+template <int CN>
 __global__ void __launch_bounds__(TSR_RR_COLS, 4) tsr__resize_rows_kernel(const unsigned char *src, size_t sstride,
                                                                          unsigned char *dst, size_t dstride,
                                                                          tsr__cu_area_axis x, tsr__cu_area_axis y,
@@ -539,8 +541,11 @@ __global__ void __launch_bounds__(TSR_RR_COLS, 4) tsr__resize_rows_kernel(const 
     __shared__ tsr__cu_cell ycell[3][TSR_RR_OUT];
     __shared__ tsr__rows_desc rdesc[3][TSR_RR_MAXR];
     __shared__ int span[2];
-    const int tid = threadIdx.x, dx0 = blockIdx.x * TSR_RR_COLS, dx = dx0 + tid, live = dx < x.dsize;
-    const int last = x.dsize - dx0 < TSR_RR_COLS ? x.dsize - 1 : dx0 + TSR_RR_COLS - 1;
+    /* thread tid: channel ch of output pixel dx (PIX pixels per block; CN = 3 leaves one idle) */
+    constexpr int PIX = TSR_RR_COLS / CN;
+    const int tid = threadIdx.x, ch = tid % CN, dx0 = blockIdx.x * PIX, dx = dx0 + tid / CN;
+    const int live = tid < PIX * CN && dx < x.dsize;
+    const int last = x.dsize - dx0 < PIX ? x.dsize - 1 : dx0 + PIX - 1;
     int si0 = 0;
     float xa[4] = {0.f, 0.f, 0.f, 0.f};   /* weights of the cell's samples, 0 past its end */
     if (live) {
@@ -548,21 +553,22 @@ __global__ void __launch_bounds__(TSR_RR_COLS, 4) tsr__resize_rows_kernel(const 
         si0 = xc.si0;
 #pragma unroll
         for (int k = 0; k < 4; k++) xa[k] = k < xc.n ? tsr__cell_alpha(xc, k) : 0.f;
-        if (dx == dx0) span[0] = xc.si0;
-        if (dx == last) span[1] = xc.si0 + xc.n;
+        if (dx == dx0 && ch == 0) span[0] = xc.si0 * CN;
+        if (dx == last && ch == 0) span[1] = (xc.si0 + xc.n) * CN;
     }
     long long dy0 = (long long)blockIdx.y * TSR_RR_OUT;
     const long long step = (long long)gridDim.y * TSR_RR_OUT;
     if (tid < TSR_RR_OUT && dy0 + tid < y.dsize) ycell[0][tid] = tsr__area_cell_of(y, (int)(dy0 + tid));
     __syncthreads();
-    /* the staged span: 16-byte chunks from the first cell's sample (aligned down) to 8 bytes past
-     * the last cell's, so that every thread's two shared words lie inside the loaded chunks */
-    const int base = span[0] & ~15, nchunks = (span[1] - base + 8 + 15) >> 4;
-    const int off = si0 - base;
+    /* the staged span (bytes): 16-byte chunks from the first cell's sample (aligned down) to PAST
+     * bytes past the last cell's, so that every thread's shared words lie inside the loaded chunks */
+    const int base = span[0] & ~15, nchunks = (span[1] - base + TSR_RR_PAST + 15) >> 4;
+    const int off = si0 * CN + ch - base;
     /* this thread's chunk column and first row of each group; rows step by COLS / nchunks */
     const int rstep = TSR_RR_COLS / nchunks, col = tid % nchunks;
     const int row0 = tid / nchunks < rstep ? tid / nchunks : TSR_RR_MAXR;   /* the last few threads: none */
-    const int c = base + 16 * col, n = x.ssize - c < 16 ? (x.ssize - c > 0 ? x.ssize - c : 0) : 16;
+    const int rbytes = x.ssize * CN;
+    const int c = base + 16 * col, n = rbytes - c < 16 ? (rbytes - c > 0 ? rbytes - c : 0) : 16;
     const unsigned char *src_col = src + c;   /* not read where n == 0 */
     unsigned char *stage_col = tsr__rows_smem + 16 * col;
     int nrows = y.dsize - dy0 < TSR_RR_OUT ? (int)(y.dsize - dy0) : TSR_RR_OUT;
@@ -594,13 +600,17 @@ __global__ void __launch_bounds__(TSR_RR_COLS, 4) tsr__resize_rows_kernel(const 
             const unsigned char *stage = tsr__rows_smem + b * TSR_RR_MAXR * TSR_RR_PITCH + (off & ~3);
             const int sh = 8 * (off & 3);
             float sum = 0.f;
-            unsigned char *d = dst + (size_t)dy0 * dstride + dx;
+            unsigned char *d = dst + (size_t)dy0 * dstride + (size_t)dx * CN + ch;
+            constexpr int NF = 3 * CN / 4 + 1;   /* words holding samples k * CN, k < 4, from 'off' */
             for (int i = 0; i < nr; i++, stage += TSR_RR_PITCH) {
                 const unsigned *w = (const unsigned *)stage;
-                const unsigned four = __funnelshift_r(w[0], w[1], sh);
-                float rs = __fmul_rn(tsr__byte_float(four, 0, magic), xa[0]);   /* 0 + p == p exactly */
+                unsigned f[NF];
 #pragma unroll
-                for (int k = 1; k < 4; k++) rs = __fadd_rn(rs, __fmul_rn(tsr__byte_float(four, k, magic), xa[k]));
+                for (int q = 0; q < NF; q++) f[q] = __funnelshift_r(w[q], w[q + 1], sh);
+                float rs = __fmul_rn(tsr__byte_float(f[0], 0, magic), xa[0]);   /* 0 + p == p exactly */
+#pragma unroll
+                for (int k = 1; k < 4; k++)
+                    rs = __fadd_rn(rs, __fmul_rn(tsr__byte_float(f[k * CN / 4], k * CN % 4, magic), xa[k]));
                 const tsr__rows_desc e = rdesc[cs][i];
                 sum = __fadd_rn(sum, __fmul_rn(e.cur, rs));
                 if (e.end) {
@@ -617,13 +627,13 @@ __global__ void __launch_bounds__(TSR_RR_COLS, 4) tsr__resize_rows_kernel(const 
     }
 }
 
-/* Whether these arguments are resize/rows': 8-bit one channel, a fractional size shrinking by less
- * than 3 both ways (cells of at most 4 x 4 samples). */
+/* Whether these arguments are resize/rows': 8-bit, a fractional size shrinking by less than 3 both
+ * ways (cells of at most 4 x 4 samples). */
 static int tsr__resize_rows_supports(const tsr_image *src, const void *params)
 {
     const tsr_resize_params *p = (const tsr_resize_params *)params;
     int fx, fy;
-    if (src->depth != TSR_U8 || src->channels != 1 || tsr__resize_is_integer(src, p, &fx, &fy)) return 0;
+    if (src->depth != TSR_U8 || tsr__resize_is_integer(src, p, &fx, &fy)) return 0;
     if (p->width < 1 || p->height < 1 || p->width > src->width || p->height > src->height) return 0;
     return tsr__area_slots(1. / ((double)p->width / src->width)) <= 4 &&
            tsr__area_slots(1. / ((double)p->height / src->height)) <= 4;
@@ -643,7 +653,7 @@ static tsr_status tsr__resize_rows(const tsr_image *src, tsr_image *dst, const v
     y.ssize = src->height;
     y.dsize = dst->height;
     y.scale = 1. / ((double)dst->height / src->height);
-    const long long bx = tsr__div_up((unsigned)dst->width, TSR_RR_COLS), groups = (dst->height + TSR_RR_OUT - 1) / TSR_RR_OUT;
+    const long long bx = tsr__div_up((unsigned)dst->width, TSR_RR_COLS / src->channels), groups = (dst->height + TSR_RR_OUT - 1) / TSR_RR_OUT;
     long long per = groups * bx / (16LL * tsr__cu_sm_count());
     const char *e = getenv("TSR_CUDA_RESIZE_ROWS_GROUPS");
     if (e && *e) per = atoi(e);
@@ -652,8 +662,15 @@ static tsr_status tsr__resize_rows(const tsr_image *src, tsr_image *dst, const v
     dim3 grid((unsigned)bx, tsr__cu_grid_rows((int)(gy < TSR_CU_MAX_GRID_Y ? gy : TSR_CU_MAX_GRID_Y)));
     const unsigned char *sp = (const unsigned char *)src->data;
     unsigned char *dp = (unsigned char *)dst->data;
-    const size_t smem = 2 * TSR_RR_MAXR * TSR_RR_PITCH;   /* two stages, 41.6 KB (under 48 KB: no opt-in) */
-    tsr__resize_rows_kernel<<<grid, TSR_RR_COLS, smem, st>>>(sp, src->stride, dp, dst->stride, x, y, 0x4b000000u);
+    const size_t smem = 2 * TSR_RR_MAXR * TSR_RR_PITCH;   /* two stages, 42.4 KB (under 48 KB: no opt-in) */
+#define TSR__RR(CN) tsr__resize_rows_kernel<CN><<<grid, TSR_RR_COLS, smem, st>>>(sp, src->stride, dp, dst->stride, x, y, 0x4b000000u)
+    switch (src->channels) {
+    case 1: TSR__RR(1); break;
+    case 2: TSR__RR(2); break;
+    case 3: TSR__RR(3); break;
+    default: TSR__RR(4); break;
+    }
+#undef TSR__RR
     return TSR_CUDA_LAUNCHED("resize/rows kernel");
 }
 
@@ -672,8 +689,8 @@ extern "C" const tsr_variant tsr__resize_cuda[] = {
      "8-bit gray shrunk 2x2 or 4x4: 16 (2x) or 8 (4x) outputs per thread from 16-byte loads, one store",
      tsr__resize_vec16, tsr__resize_vec16_supports, 1, 0, NULL},
     {"rows", TSR_BACKEND_CUDA,
-     "8-bit gray, fractional sizes shrinking by less than 3: a block stages its source rows in shared memory "
-     "with 16-byte loads, one output column per thread",
+     "8-bit, fractional sizes shrinking by less than 3: a block stages its source rows in shared memory "
+     "with 16-byte copies, one output sample per thread",
      tsr__resize_rows, tsr__resize_rows_supports, 1, 0, NULL},
     {"cells", TSR_BACKEND_CUDA,
      "one thread per output pixel: exact integer cells, or fractional weight cells computed in the kernel",

@@ -98,6 +98,72 @@ static double copy_bandwidth(void)
     return 2.0 * n / (us * 1e-6) / 1e9;
 }
 
+/* A read-only pass at the device's pace: 16-byte loads, L in flight per thread, the words folded
+ * by xor and one store per thread (so the loads are not dead code). Grid-stride (CHUNKED = 0), or
+ * each block reading its own contiguous share (CHUNKED = 1). */
+template <int L, int CHUNKED>
+__global__ void bench_read(const uint4 *p, size_t n, unsigned *sink)
+{
+    unsigned acc = 0;
+    size_t i, end, stride;
+    if (CHUNKED) {
+        const size_t share = (n + gridDim.x - 1) / gridDim.x;
+        i = (size_t)blockIdx.x * share + threadIdx.x;
+        end = min(n, (size_t)(blockIdx.x + 1) * share);
+        stride = blockDim.x;
+    } else {
+        stride = (size_t)gridDim.x * blockDim.x;
+        i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+        end = n;
+    }
+    for (; i + (L - 1) * stride < end; i += L * stride) {
+        uint4 u[L];
+#pragma unroll
+        for (int k = 0; k < L; k++) u[k] = __ldg(p + i + k * stride);
+#pragma unroll
+        for (int k = 0; k < L; k++) acc ^= u[k].x ^ u[k].y ^ u[k].z ^ u[k].w;
+    }
+    for (; i < end; i += stride) {
+        const uint4 u = __ldg(p + i);
+        acc ^= u.x ^ u.y ^ u.z ^ u.w;
+    }
+    sink[(size_t)blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
+
+/* Read-only bandwidth over n bytes (GB/s): a copy's rate counts reads and writes, and reading
+ * alone, with its own start and tail, need not run at the same pace. The best of the kernel's
+ * configurations (blocks per SM, loads in flight, grid-stride or chunked); ALL prints each. */
+static double read_bandwidth(size_t n, int all)
+{
+    void *x;
+    unsigned *sink;
+    int sms = 0;
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    CK(cudaMalloc(&x, n));
+    CK(cudaMalloc(&sink, sizeof(unsigned) * 16 * sms * 256));
+    CK(cudaMemset(x, 1, n));
+    double best = 1e30;
+    for (int bps : {2, 4, 8, 16})
+        for (int l : {4, 8})
+            for (int ch : {0, 1}) {
+                const int blocks = bps * sms;
+                double us = time_median([&] {
+                    const uint4 *q = (const uint4 *)x;
+                    if (l == 4 && !ch) bench_read<4, 0><<<blocks, 256, 0, g_stream>>>(q, n / 16, sink);
+                    if (l == 4 && ch) bench_read<4, 1><<<blocks, 256, 0, g_stream>>>(q, n / 16, sink);
+                    if (l == 8 && !ch) bench_read<8, 0><<<blocks, 256, 0, g_stream>>>(q, n / 16, sink);
+                    if (l == 8 && ch) bench_read<8, 1><<<blocks, 256, 0, g_stream>>>(q, n / 16, sink);
+                    return cudaGetLastError() == cudaSuccess;
+                });
+                if (all) printf("  read %zu MiB: %2d blocks/SM, %d loads in flight, %s: %.1f us\n", n >> 20, bps, l,
+                                ch ? "chunked" : "grid-stride", us);
+                best = us < best ? us : best;
+            }
+    CK(cudaFree(x));
+    CK(cudaFree(sink));
+    return n / (best * 1e-6) / 1e9;
+}
+
 static void print_header(void)
 {
     printf("%-10s %-12s %-28s %10s %8s %7s %-26s %10s %7s\n", "op", "variant", "params", "median_us", "GB/s",
@@ -598,6 +664,12 @@ int main(int argc, char **argv)
     g_copy_gbs = copy_bandwidth();
     printf("device: %s\n", tsr_cuda_device_name());
     printf("device-to-device copy (1 GiB, read+write): %.0f GB/s\n", g_copy_gbs);
+    {
+        const int all = getenv("TSR_BENCH_READ_ALL") != NULL;
+        const double r1 = read_bandwidth((size_t)1 << 30, all), r64 = read_bandwidth((size_t)64 << 20, all);
+        printf("read-only pass (16-byte loads, best of 16 configurations): 1 GiB %.0f GB/s (%.1f%% of copy), 64 MiB %.0f GB/s (%.1f%%: %.1f us)\n", r1,
+               100.0 * r1 / g_copy_gbs, r64, 100.0 * r64 / g_copy_gbs, 64.0 * 1048576 / (r64 * 1e9) * 1e6);
+    }
     printf("floor for one 8-bit pass over 8192x8192 in+out (128 MiB): %.1f us\n\n",
            2.0 * 8192 * 8192 / (g_copy_gbs * 1e9) * 1e6);
     static const int sizes[2][2] = {{8192, 8192}, {3840, 2160}};

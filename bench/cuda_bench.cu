@@ -564,23 +564,28 @@ static void sweep_resize_out(const tsr_image *g)
         }
         unsetenv("TSR_CUDA_RESIZE_ROWS_GROUPS");
         tsr_image_free(&ref);
-        /* RGB at half the size (as many bytes as the gray image's 3/4): rows against cells */
-        tsr_image rgb = {0};
-        const tsr_variant *cells3 = cells;
-        if (cells3 && !tsr_image_create(&rgb, g->width / 2, g->height / 2, 3, TSR_U8, TSR_DEVICE)) {
-            cudaMemset2D(rgb.data, rgb.stride, 0x5a, (size_t)rgb.width * 3, rgb.height);
-            tsr_resize_params p3 = {rgb.width * 3 / 8, rgb.height * 3 / 8};
-            const double b3 = 3.0 * ((double)rgb.width * rgb.height + (double)p3.width * p3.height);
+        /* RGB at half the size (3/4 of the gray image's bytes) and 16-bit gray at half the width
+         * (as many bytes): rows against cells */
+        for (int kind = 0; cells && kind < 2; kind++) {
+            tsr_image im = {0};
+            const int cn = kind ? 1 : 3, sb = kind ? 2 : 1;
+            if (tsr_image_create(&im, g->width / 2, kind ? g->height : g->height / 2, cn, kind ? TSR_U16 : TSR_U8,
+                                 TSR_DEVICE))
+                continue;
+            cudaMemset2D(im.data, im.stride, 0x5a, (size_t)im.width * cn * sb, im.height);
+            tsr_resize_params p3 = {im.width * 3 / 8, im.height * 3 / 8};
+            const double b3 = (double)cn * sb * ((double)im.width * im.height + (double)p3.width * p3.height);
             tsr_image o1 = {0}, o2 = {0};
             char lab[64];
-            double us = time_variant(op, rows, &rgb, &p3, &o1);
-            print_row("resize", "rows", "RGB 8/3", us, b3, NULL, -1);
-            us = time_variant(op, cells3, &rgb, &p3, &o2);
-            snprintf(lab, sizeof lab, "RGB 8/3%s", o1.data && o2.data && same_image(&o1, &o2) ? "" : " DIFF");
+            double us = time_variant(op, rows, &im, &p3, &o1);
+            print_row("resize", "rows", kind ? "16-bit 8/3" : "RGB 8/3", us, b3, NULL, -1);
+            us = time_variant(op, cells, &im, &p3, &o2);
+            snprintf(lab, sizeof lab, "%s%s", kind ? "16-bit 8/3" : "RGB 8/3",
+                     o1.data && o2.data && same_image(&o1, &o2) ? "" : " DIFF");
             print_row("resize", "cells", lab, us, b3, NULL, -1);
             tsr_image_free(&o1);
             tsr_image_free(&o2);
-            tsr_image_free(&rgb);
+            tsr_image_free(&im);
         }
     }
     g_runs = saved_runs;

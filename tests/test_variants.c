@@ -395,13 +395,15 @@ TEST(test_variants_resize_rows_groups)
     int skipped = 0;
     for (int g = 0; g < 4; g++) {
         setenv("TSR_CUDA_RESIZE_ROWS_GROUPS", groups[g], 1);
-        for (int i = 0; i < 6; i++) {
+        for (int i = 0; i < 9; i++) {   /* 8-bit gray, 8-bit RGB, 16-bit four channels */
             tsr_resize_params p = {cases[i % 3].dw, cases[i % 3].dh};
             tsr_image img;
             char what[96];
-            if (!make(&img, cases[i % 3].w, cases[i % 3].h, i < 3 ? 1 : 3, TSR_U8, (int)(tsr_test_rand() % 4))) break;
-            snprintf(what, sizeof what, "%dx%dx%d -> %dx%d, %s groups per block", img.width, img.height, img.channels,
-                     p.width, p.height, groups[g]);
+            if (!make(&img, cases[i % 3].w, cases[i % 3].h, i < 3 ? 1 : i < 6 ? 3 : 4, i < 6 ? TSR_U8 : TSR_U16,
+                      (int)(tsr_test_rand() % 4)))
+                break;
+            snprintf(what, sizeof what, "%dx%dx%d %d-bit -> %dx%d, %s groups per block", img.width, img.height,
+                     img.channels, i < 6 ? 8 : 16, p.width, p.height, groups[g]);
             skipped += compare_all("resize", &img, &p, what);
             tsr_image_free(&img);
         }

@@ -435,16 +435,22 @@ static void tsr__resize_area_launch(const tsr_image *src, tsr_image *dst, const 
 #undef TSR_RESIZE_AREA
 }
 
+/* The two axes of a fractional shrink from src's size to dst's. */
+static void tsr__area_axes(const tsr_image *src, const tsr_image *dst, tsr__cu_area_axis *x, tsr__cu_area_axis *y)
+{
+    x->ssize = src->width;
+    x->dsize = dst->width;
+    x->scale = 1. / ((double)dst->width / src->width);   /* the reference's expression */
+    y->ssize = src->height;
+    y->dsize = dst->height;
+    y->scale = 1. / ((double)dst->height / src->height);
+}
+
 /* Fractional factors: one kernel, no tables and no allocation (no host synchronisation). */
 static tsr_status tsr__resize_area(const tsr_image *src, tsr_image *dst, cudaStream_t st)
 {
     tsr__cu_area_axis x, y;
-    x.ssize = src->width;
-    x.dsize = dst->width;
-    x.scale = 1. / ((double)dst->width / src->width);   /* the reference's expression */
-    y.ssize = src->height;
-    y.dsize = dst->height;
-    y.scale = 1. / ((double)dst->height / src->height);
+    tsr__area_axes(src, dst, &x, &y);
     if (src->depth == TSR_U8) tsr__resize_area_launch<uint8_t>(src, dst, x, y, st);
     else tsr__resize_area_launch<uint16_t>(src, dst, x, y, st);
     return TSR_CUDA_LAUNCHED("resize area kernel");
@@ -713,12 +719,7 @@ static tsr_status tsr__resize_rows(const tsr_image *src, tsr_image *dst, const v
     (void)params;
     if (!tsr__cu_aligned(src->data, src->stride, 16)) return tsr__resize_area(src, dst, st);
     tsr__cu_area_axis x, y;
-    x.ssize = src->width;
-    x.dsize = dst->width;
-    x.scale = 1. / ((double)dst->width / src->width);   /* the reference's expression */
-    y.ssize = src->height;
-    y.dsize = dst->height;
-    y.scale = 1. / ((double)dst->height / src->height);
+    tsr__area_axes(src, dst, &x, &y);
     if (src->depth == TSR_U8) tsr__resize_rows_launch<uint8_t>(src, dst, x, y, st);
     else tsr__resize_rows_launch<uint16_t>(src, dst, x, y, st);
     return TSR_CUDA_LAUNCHED("resize/rows kernel");

@@ -199,10 +199,14 @@ __device__ __forceinline__ void tsr__wd_strip(const tsr__box_args &a, const tsr_
     const uint4 zero = make_uint4(0, 0, 0, 0);
     if (inner) {
         /* every row this strip touches is inside the image: plain pointer steps, no border test */
+        /* the rows entering and leaving (one ahead) and the source row, stepped by the stride:
+         * offsets from one pointer were recomputed by 64-bit multiplies every row */
         const uint8_t *p = tsr__cu_row<uint8_t>(a.src, a.sstride, y0) + xc;
-        const long long off_in = (long long)(ry + 2) * (long long)a.sstride, off_out = (long long)(1 - ry) * (long long)a.sstride;
-        for (int y = y0; y < y1; y++, p += a.sstride) {
-            const uint4 nin = __ldg((const uint4 *)(p + off_in)), nout = __ldg((const uint4 *)(p + off_out));
+        const uint8_t *pin = tsr__cu_row<uint8_t>(a.src, a.sstride, y0 + ry + 2) + xc;
+        const uint8_t *pout = tsr__cu_row<uint8_t>(a.src, a.sstride, y0 + 1 - ry) + xc;
+        const size_t ss = a.sstride;
+        for (int y = y0; y < y1; y++, p += ss, pin += ss, pout += ss) {
+            const uint4 nin = __ldg((const uint4 *)pin), nout = __ldg((const uint4 *)pout);
             const uint4 sv = THRESH && out ? __ldg((const uint4 *)p) : zero;
             tsr__wd_row<THRESH, EDGE, SHIFT>(a, g, c, S + (y & 1) * TSR_WD_ROW, lane, xs, out, sv, y);
             tsr__rg_slide(c, ein, eout);

@@ -678,6 +678,7 @@ static int tsr__resize_rows_supports(const tsr_image *src, const void *params)
     int fx, fy;
     if ((src->depth != TSR_U8 && src->depth != TSR_U16) || tsr__resize_is_integer(src, p, &fx, &fy)) return 0;
     if (p->width < 1 || p->height < 1 || p->width > src->width || p->height > src->height) return 0;
+    if (tsr_image_row_bytes(src) > 0x3fffffff) return 0;   /* byte offsets within a row stay int */
     return tsr__area_slots(1. / ((double)p->width / src->width)) <= 4 &&
            tsr__area_slots(1. / ((double)p->height / src->height)) <= 4;
 }

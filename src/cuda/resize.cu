@@ -462,7 +462,8 @@ static tsr_status tsr__resize_area(const tsr_image *src, tsr_image *dst, cudaStr
  * resize/cells loads every sample of an output's cell with its own 1-byte load (about 16
  * predicated loads and their 64-bit addresses per output at 8/3), which left it issue-bound at
  * 23% of the copy bandwidth. Here a block of 256 threads (one output sample each: a channel of a
- * pixel) stages the source rows of ROWS_OUT output rows into shared memory with 16-byte copies,
+ * pixel) stages the source rows of a group of output rows (8 for 8-bit samples, 4 for 16-bit)
+ * into shared memory with 16-byte copies,
  * then every thread takes its cell's (at most 4) samples of a staged row from a few shared words
  * by funnel shifts and forms the row's weighted sum and the beta-weighted accumulation exactly
  * as resize/cells does (same cells, same float operations in the same order: bit for bit). */
@@ -552,6 +553,7 @@ struct tsr__rows_desc {
     int end, pad;
 };
 
+/* The descriptor of source row GI among a group's NCELLS consecutive cells. */
 __device__ static tsr__rows_desc tsr__rows_desc_of(const tsr__cu_cell *cells, int ncells, int gi)
 {
     int r = 0;
@@ -565,10 +567,11 @@ __device__ static tsr__rows_desc tsr__rows_desc_of(const tsr__cu_cell *cells, in
     return d;
 }
 
-/* One block: output columns blockIdx.x * COLS .. + COLS-1, row groups blockIdx.y, + gridDim.y,
+/* One block: output pixels blockIdx.x * (COLS / CN) onwards, row groups blockIdx.y, + gridDim.y,
  * ..., two stages: the next group's rows are copied while the current one is computed. The
- * source must be 16-byte aligned (data and stride). 4 blocks per SM (63 registers, 43 KB of
- * shared memory each). MAGIC is 0x4b000000 (a parameter so that the byte selectors stay immediates). */
+ * source must be 16-byte aligned (data and stride), its rows at most 2^30 bytes. 4 blocks per SM
+ * (at most 64 registers, 43-46 KB of shared memory each). MAGIC is 0x4b000000 (a parameter so that
+ * the byte selectors stay immediates). Asynchronous: queued on the caller's stream. */
 template <class T, int CN>
 __global__ void __launch_bounds__(TSR_RR_COLS, 4) tsr__resize_rows_kernel(const unsigned char *src, size_t sstride,
                                                                          unsigned char *dst, size_t dstride,
@@ -576,10 +579,10 @@ __global__ void __launch_bounds__(TSR_RR_COLS, 4) tsr__resize_rows_kernel(const 
                                                                          unsigned magic)
 {
     extern __shared__ __align__(16) unsigned char tsr__rows_smem[];   /* 2 stages */
-    /* three slots: a thread may write the next group's cells while a slower one still reads the
-     * previous group's (the barriers keep them within one group of each other) */
     constexpr int SB = sizeof(T), OUT = tsr__rr_geom<SB>::OUT, MAXR = tsr__rr_geom<SB>::MAXR;
     constexpr int PAST = tsr__rr_geom<SB>::PAST, PITCH = tsr__rr_geom<SB>::PITCH;
+    /* three slots: a thread may write the next group's cells while a slower one still reads the
+     * previous group's (the barriers keep them within one group of each other) */
     __shared__ tsr__cu_cell ycell[3][OUT];
     __shared__ tsr__rows_desc rdesc[3][MAXR];
     __shared__ int span[2];

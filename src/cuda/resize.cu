@@ -147,12 +147,83 @@ __global__ void __launch_bounds__(128) tsr__resize_vec16_kernel(const unsigned c
     }
 }
 
-/* Whether these arguments are vec16's: 8-bit one channel shrunk by 2 or 4 both ways. */
+/* resize/vec16 for 8-bit pixels of CN channels shrunk 2x2 (launched for RGBA: CN = 4, NP = 4):
+ * a thread makes NP output pixels (NP * CN a multiple of 16 bytes) from two source rows of 2 * NP
+ * pixels, all 16-byte loads and stores. Each source pixel is gathered into a word (channel c in byte c)
+ * by a byte permute with constant selectors, the four pixels of a cell are summed as packed
+ * 16-bit halves (channels 0 and 2, then 1 and 3) and rounded (s + 2) >> 2 as the reference
+ * does; the output bytes are placed by constant shifts. Outputs past the last whole NP (the row's
+ * tail) are made one by one from bytes. The cells kernel loaded each sample with its own 1-byte
+ * load. For RGB (CN = 3, NP = 16: 96 source bytes per thread and row) it was slower than cells
+ * on 4096x4096 (H100: 46.2 against 32.7 us; each 16-byte load of a warp spread over 3 KB), so RGB
+ * stays on cells. */
+template <int CN, int NP>
+__global__ void __launch_bounds__(128) tsr__resize_vec16c_kernel(const unsigned char *src, size_t sstride,
+                                                                unsigned char *dst, size_t dstride, int dw, int dh)
+{
+    constexpr int SW = 2 * NP * CN / 4, OW = NP * CN / 4;   /* source words per row, output words */
+    const int t = blockIdx.x * blockDim.x + threadIdx.x, x0 = NP * t;
+    if (x0 >= dw) return;
+    for (long long dy = blockIdx.y; dy < dh; dy += gridDim.y) {
+        const unsigned char *s0 = src + (size_t)dy * 2 * sstride + (size_t)x0 * 2 * CN;
+        unsigned char *d = dst + (size_t)dy * dstride + (size_t)x0 * CN;
+        if (x0 + NP <= dw) {
+            unsigned w[2][SW];
+#pragma unroll
+            for (int r = 0; r < 2; r++)
+#pragma unroll
+                for (int k = 0; k < SW / 4; k++) {
+                    const uint4 u = __ldg((const uint4 *)(s0 + (size_t)r * sstride) + k);
+                    w[r][4 * k] = u.x;
+                    w[r][4 * k + 1] = u.y;
+                    w[r][4 * k + 2] = u.z;
+                    w[r][4 * k + 3] = u.w;
+                }
+            unsigned o[OW];
+#pragma unroll
+            for (int k = 0; k < OW; k++) o[k] = 0;
+#pragma unroll
+            for (int j = 0; j < NP; j++) {
+                unsigned px[4];   /* source pixels 2j, 2j + 1 of rows 0 and 1, channel c in byte c */
+#pragma unroll
+                for (int q = 0; q < 4; q++) {
+                    const int r = q >> 1, b = (2 * j + (q & 1)) * CN, wi = b >> 2, sh = b & 3;
+                    const unsigned hi = sh + CN > 4 ? w[r][wi + 1] : 0u;
+                    px[q] = __byte_perm(w[r][wi], hi, 0x3210u + 0x1111u * (unsigned)sh);
+                }
+                unsigned lo = 0x00020002u, hi2 = 0x00020002u;
+#pragma unroll
+                for (int q = 0; q < 4; q++) {
+                    lo += px[q] & 0x00ff00ffu;
+                    hi2 += (px[q] >> 8) & 0x00ff00ffu;
+                }
+                const unsigned out = ((lo >> 2) & 0x00ff00ffu) | (((hi2 >> 2) & 0x00ff00ffu) << 8);
+                const int ob = j * CN, oi = ob >> 2, osh = ob & 3;
+                const unsigned keep = CN == 4 ? out : out & 0x00ffffffu;
+                o[oi] |= keep << (8 * osh);
+                if (osh + CN > 4) o[oi + 1] |= keep >> (32 - 8 * osh);
+            }
+#pragma unroll
+            for (int k = 0; k < OW / 4; k++) ((uint4 *)d)[k] = make_uint4(o[4 * k], o[4 * k + 1], o[4 * k + 2], o[4 * k + 3]);
+        } else {
+            for (int x = 0; x < dw - x0; x++)
+                for (int c = 0; c < CN; c++) {
+                    const size_t i = (size_t)x * 2 * CN + c;
+                    const unsigned sum = s0[i] + s0[i + CN] + s0[sstride + i] + s0[sstride + i + CN];
+                    d[(size_t)x * CN + c] = (unsigned char)((sum + 2) >> 2);
+                }
+        }
+    }
+}
+
+/* Whether these arguments are vec16's: 8-bit one channel shrunk by 2 or 4 both ways, or 8-bit
+ * RGBA shrunk by 2 both ways. */
 static int tsr__resize_vec16_supports(const tsr_image *src, const void *params)
 {
     int fx, fy;
-    return src->depth == TSR_U8 && src->channels == 1 &&
-           tsr__resize_is_integer(src, (const tsr_resize_params *)params, &fx, &fy) && fx == fy && (fx == 2 || fx == 4);
+    if (src->depth != TSR_U8 || !tsr__resize_is_integer(src, (const tsr_resize_params *)params, &fx, &fy) || fx != fy)
+        return 0;
+    return src->channels == 1 ? fx == 2 || fx == 4 : src->channels == 4 && fx == 2;
 }
 
 /* resize/vec16: see the kernel; rows not 16-byte aligned run the cells kernel. */
@@ -165,6 +236,13 @@ static tsr_status tsr__resize_vec16(const tsr_image *src, tsr_image *dst, const 
     /* Outputs per thread (TSR_CUDA_RESIZE_OUT, 8 or 16, for tessera-bench-cuda --small): 2x the
      * same either way (30.6 / 30.7 us on 8192x8192, H100); 4x 8 (27.3 against 28.4 us, 4.8
      * against 5.2 at 3840x2160): twice the threads, each with 8 loads in flight, not 16. */
+    if (src->channels == 4) {   /* RGBA: 4 outputs (16 bytes) per thread */
+        dim3 block(128), grid(tsr__div_up(tsr__div_up((unsigned)dst->width, 4), 128), tsr__cu_grid_rows(dst->height));
+        tsr__resize_vec16c_kernel<4, 4><<<grid, block, 0, st>>>((const unsigned char *)src->data, src->stride,
+                                                               (unsigned char *)dst->data, dst->stride, dst->width,
+                                                               dst->height);
+        return TSR_CUDA_LAUNCHED("resize/vec16 kernel");
+    }
     const char *e = getenv("TSR_CUDA_RESIZE_OUT");
     const int no = e && *e ? (atoi(e) == 8 ? 8 : 16) : f == 4 ? 8 : 16;
     dim3 block(128), grid(tsr__div_up(tsr__div_up((unsigned)dst->width, no), 128), tsr__cu_grid_rows(dst->height));
@@ -741,7 +819,7 @@ static tsr_status tsr__resize_cells(const tsr_image *src, tsr_image *dst, const 
 
 extern "C" const tsr_variant tsr__resize_cuda[] = {
     {"vec16", TSR_BACKEND_CUDA,
-     "8-bit gray shrunk 2x2 or 4x4: 16 (2x) or 8 (4x) outputs per thread from 16-byte loads, one store",
+     "8-bit gray shrunk 2x2 or 4x4, RGBA shrunk 2x2: several outputs per thread from 16-byte loads and stores",
      tsr__resize_vec16, tsr__resize_vec16_supports, 1, 0, NULL},
     {"rows", TSR_BACKEND_CUDA,
      "fractional sizes shrinking by less than 3: a block stages its source rows in shared memory "

@@ -752,13 +752,13 @@ __global__ void __launch_bounds__(TSR_RR_COLS, 4) tsr__resize_rows_kernel(const 
 }
 
 /* Whether these arguments are resize/rows': 8- or 16-bit, a fractional size shrinking by less than
- * 3 both ways (cells of at most 4 x 4 samples). */
+ * 3 both ways (cells of at most 4 x 4 samples). The sizes were checked before (tsr_run: 1 to the
+ * input's). */
 static int tsr__resize_rows_supports(const tsr_image *src, const void *params)
 {
     const tsr_resize_params *p = (const tsr_resize_params *)params;
     int fx, fy;
     if ((src->depth != TSR_U8 && src->depth != TSR_U16) || tsr__resize_is_integer(src, p, &fx, &fy)) return 0;
-    if (p->width < 1 || p->height < 1 || p->width > src->width || p->height > src->height) return 0;
     if (tsr_image_row_bytes(src) > 0x3fffffff) return 0;   /* byte offsets within a row stay int */
     return tsr__area_slots(1. / ((double)p->width / src->width)) <= 4 &&
            tsr__area_slots(1. / ((double)p->height / src->height)) <= 4;

@@ -6,9 +6,10 @@
  * keeps the GPU busy while the host enqueues the variant, so host overhead is not counted.
  * Median of >= 20 runs after 3 warm-up runs. Bytes = bytes read + bytes written (one pass).
  *
- * Usage: tessera-bench-cuda [--quick] [--no-table] [--ops a,b] [--strips | --warp | --reg | --wide | --sweep | --small | --resize | --radii]
+ * Usage: tessera-bench-cuda [--quick] [--no-table] [--ops a,b] [--strips | --warp | --reg | --ring | --wide | --sweep | --small | --resize | --radii]
  *   --strips: box/fast strip-height and column-sums band sweeps; --warp: box/warp and
  *   threshold/warp strip height x slide-path sweep; --reg: box/reg and threshold/reg strip heights;
+ *   --ring: box/ring and threshold/ring strip heights at both sizes, beside reg's default;
  *   --wide: box/wide and threshold/wide strip heights (3840x2160 too); --sweep: box/sweep and
  *   threshold/sweep strip heights at both sizes; --small: box/reg and threshold/reg strip heights,
  *   sums/packed bands and the resize sweeps at both sizes; --resize: only the resize sweeps
@@ -662,6 +663,7 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--sweep")) strips = 6;
         if (!strcmp(argv[i], "--small")) strips = 7;
         if (!strcmp(argv[i], "--resize")) strips = 8;
+        if (!strcmp(argv[i], "--ring")) strips = 9;
         if (!strcmp(argv[i], "--no-table")) table = 0;
     }
     if (!tsr_cuda_available()) {
@@ -770,6 +772,10 @@ int main(int argc, char **argv)
             sweep_resize_out(&g);
         }
         if (strips == 8) sweep_resize_out(&g);
+        if (strips == 9) {   /* box/ring's strip heights (rounded up to whole rings), beside box/reg's default */
+            sweep_strips("reg", "TSR_CUDA_REG_STRIP", NULL, {1, 2, 3}, {}, &g);
+            sweep_strips("ring", "TSR_CUDA_RING_STRIP", NULL, {1, 2, 3}, {7, 14, 21, 28, 42, 56, 84, 112}, &g);
+        }
         if (strips == 4 && si == 0)
             sweep_strips("wide", "TSR_CUDA_WIDE_STRIP", NULL, {3, 5, 7, 11, 15, 24, 31, 48, 64}, {12, 16, 20, 24, 28, 32, 40, 48},
                          &g);

@@ -204,6 +204,44 @@ TEST(test_variants_box_gray8_small)
     finish("box", skipped);
 }
 
+/* CUDA box/ring and threshold/ring with strips forced to one ring, a few rings and the whole
+ * image (TSR_CUDA_RING_STRIP): strip starts and ends against the image's top and bottom and the
+ * last strip's partial ring, every radius pair the kernel takes, every border. */
+TEST(test_variants_box_ring_strips)
+{
+    static const char *strips[] = {"1", "15", "100000"};
+    static const struct { int w, h; } gs[] = {{481, 1}, {977, 12}, {1031, 67}};
+    int skipped = 0, n = 0;
+    for (int si = 0; si < 3; si++) {
+        setenv("TSR_CUDA_RING_STRIP", strips[si], 1);
+        for (int gi = 0; gi < 3; gi++) {
+            for (int r = 0; r < 9; r++, n++) {
+                int border = n % 4;
+                tsr_box_params p = {0, r % 3, r / 3, border, border == TSR_BORDER_CONSTANT ? (n & 1 ? 255 : 7) : 0};
+                tsr_image img;
+                char what[128];
+                if (!make(&img, gs[gi].w, gs[gi].h, 1, TSR_U8, n % 4)) break;
+                snprintf(what, sizeof what, "%dx%d gray8 rx=%d ry=%d border=%d value=%d, ring strips %s", img.width,
+                         img.height, p.radius_x, p.radius_y, border, p.value, strips[si]);
+                skipped += compare_all("box", &img, &p, what);
+                tsr_image_free(&img);
+            }
+            for (int b = 3; b <= 7; b += 2, n++) {
+                tsr_threshold_params p = {b, (double)(n % 7) - 3.0, TSR_THRESH_MEAN, n & 1, n & 2 ? 255 : 100};
+                tsr_image img;
+                char what[128];
+                if (!make(&img, gs[gi].w, gs[gi].h, 1, TSR_U8, n % 4)) break;
+                snprintf(what, sizeof what, "%dx%d block=%d C=%g inverse=%d, ring strips %s", img.width, img.height, b,
+                         p.c, p.inverse, strips[si]);
+                skipped += compare_all("threshold", &img, &p, what);
+                tsr_image_free(&img);
+            }
+        }
+    }
+    unsetenv("TSR_CUDA_RING_STRIP");
+    finish("box", skipped);
+}
+
 /* box/wide's range, densely: horizontal radii on both sides of each 16-column halo step and of
  * its limits (127 wide, 128 tall), widths just above rx (one segment that is both edges) and
  * around the segments' 512 loaded and (32 - 2 ceil(rx/16)) * 16 written columns, heights below

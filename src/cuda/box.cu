@@ -1230,6 +1230,90 @@ __global__ void __launch_bounds__(TSR_RG_WARPS * 32, TSR_RG_MINB) tsr__box_reg_k
     tsr__rg_strips<THRESH, RX, RY>(a, g, lane, xc, xc <= g.xend, out);
 }
 
+/* ------------------------------------------------------------------------ ring */
+
+/* box/ring and threshold/ring: box/reg's arithmetic (16 columns per lane, packed column sums,
+ * pair-wise horizontal windows, lanes 0 and 31 as halo, the edge columns by the last column of
+ * blocks) with the window rows in shared memory instead of registers. Nsight Compute on box/reg
+ * at r = 1 (8192x8192, H100): 57.7% issue active, 2.1 cycles of long-scoreboard stall per
+ * issue, 19 of its 24 warps resident (78 registers), and L2 at 77.5% of its peak from the rows
+ * each 5-row strip loads again (147 MB through L1 for a 67 MB image): too few bytes in flight
+ * and too many of them twice. Here each lane keeps a private ring of NS = 2 RY + 1 + AHEAD
+ * 16-byte slots, filled by asynchronous copies AHEAD rows before the row enters the window, so
+ * the copies in flight cost no registers, strips can be long (the 2 RY rows a strip loads twice
+ * are a few percent), and the kernel fits 64 registers (8 blocks per SM). A lane only ever reads
+ * its own slots, so the ring needs no barrier: cp.async.wait_group orders each lane's copies
+ * against its own reads. */
+enum { TSR_RN_AHEAD = 4, TSR_RN_MINB = 8 };
+
+/* Queue strip row y (unmapped) into this lane's slot, as its own commit group: an asynchronous
+ * copy, or stored here where it is the constant's row or the lane loads nothing (zeros). */
+__device__ __forceinline__ void tsr__rn_issue(const tsr__box_args &a, uint4 *slot, int y, int xc, int load, int want)
+{
+    if (want) {
+        const int yy = (unsigned)y < (unsigned)a.h ? y : tsr__rg_border_row(y, a.h, a.border);
+        if (yy >= 0 && load)
+            tsr__cp16((unsigned char *)slot, tsr__cu_row<uint8_t>(a.src, a.sstride, yy) + xc);
+        else {
+            const unsigned v = load ? (unsigned)a.value * 0x01010101u : 0u;
+            *slot = make_uint4(v, v, v, v);
+        }
+    }
+    tsr__cp_commit();
+}
+
+/* Every strip of this warp's segment. Strip row i is source row y0 - RY + i, in slot i % NS;
+ * output row t needs rows t .. t + 2 RY, and after it row t leaves the window, row t + 2 RY + 1
+ * enters, and row t + NS is queued into the slot row t leaves. */
+template <int THRESH, int RX, int RY>
+__device__ __forceinline__ void tsr__rn_strips(const tsr__box_args &a, const tsr__reg_geom &g, uint4 *ring, int xc,
+                                               int load, int out)
+{
+    enum { NS = 2 * RY + 1 + TSR_RN_AHEAD };
+    for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y) {
+        const int y0 = strip * g.strip_h, n = min(a.h, y0 + g.strip_h) - y0;
+        /* rows past last are never read for an output that is stored */
+        const int last = n + 2 * RY;
+#pragma unroll
+        for (int i = 0; i < NS; i++) tsr__rn_issue(a, ring + 32 * i, y0 - RY + i, xc, load, i <= last);
+        tsr__cp_wait<TSR_RN_AHEAD>();
+        unsigned c[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+#pragma unroll
+        for (int i = 0; i < 2 * RY + 1; i++) tsr__rg_acc(c, ring[32 * i]);
+        /* whole groups of NS rows (strip heights are multiples of NS but for the image's last
+         * strip, whose rows past n are computed from stale slots and not stored) */
+        for (int tb = 0; tb < n; tb += NS) {
+#pragma unroll
+            for (int k = 0; k < NS; k++) {
+                const int t = tb + k;
+                tsr__cp_wait<TSR_RN_AHEAD - 1>();
+                const uint4 sv = THRESH ? ring[32 * ((k + RY) % NS)] : make_uint4(0, 0, 0, 0);
+                tsr__rg_row<THRESH, RX>(a, g, c, sv, xc, out && t < n, y0 + t);
+                tsr__rg_slide(c, ring[32 * ((k + 2 * RY + 1) % NS)], ring[32 * (k % NS)]);
+                tsr__rn_issue(a, ring + 32 * (k % NS), y0 - RY + t + NS, xc, load, t + NS <= last);
+            }
+        }
+        tsr__cp_wait<0>();   /* nothing of this strip may land in the next one's ring */
+    }
+}
+
+template <int THRESH, int RX, int RY>
+__global__ void __launch_bounds__(TSR_RG_WARPS * 32, TSR_RN_MINB) tsr__box_ring_kernel(tsr__box_args a, tsr__reg_geom g)
+{
+    enum { NS = 2 * RY + 1 + TSR_RN_AHEAD };
+    __shared__ uint4 ring[TSR_RG_WARPS][NS * 32];
+    if (blockIdx.x == gridDim.x - 1) {
+        for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y) tsr__rg_edge_pixels(a, g, strip);
+        return;
+    }
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int seg = blockIdx.x * TSR_RG_WARPS + warp;
+    if (seg >= g.nseg) return;
+    const int xc = seg * TSR_RG_OW + TSR_RG_CPT * lane;
+    const int out = lane >= 1 && lane <= TSR_RG_LANES_OUT && xc < g.xend;
+    tsr__rn_strips<THRESH, RX, RY>(a, g, ring[warp] + lane, xc, xc <= g.xend, out);
+}
+
 /* Plan a reg launch; 0 when this variant does not take the arguments (not 8-bit gray, a radius
  * above 2 or of 0 on both axes, a constant above 255). With g NULL only answers that.
  * TSR_CUDA_REG_STRIP overrides the rows per strip for measurements. */
@@ -1250,7 +1334,7 @@ tsr_status tsr__box_unaligned_dst(const tsr__box_args &a, const tsr_image *src, 
 }
 
 static int tsr__box_reg_plan(const tsr__box_args &a, int depth, const tsr_image *src, const tsr_image *dst,
-                             tsr__reg_geom *g)
+                             tsr__reg_geom *g, int ring)
 {
     /* threshold keeps block 7 (radius 3) here: box/wide measured slower there (97.4 against 88.4 us
      * on 8192x8192), while for box r = 3 box/wide was the faster */
@@ -1265,10 +1349,22 @@ static int tsr__box_reg_plan(const tsr__box_args &a, int depth, const tsr_image 
     int shift;
     if (!tsr__box_magic(a.mean.area, a.mean.half, &magic, &shift) || shift != 0) return 0;
     if (!g) return 1;
-    /* Strips are whole groups of ring length N rows (see tsr__rg_strips). */
-    long long n = 2 * a.ry + 1 + TSR_RG_AHEAD;
+    /* Strips are whole groups of ring length N rows (see tsr__rg_strips, tsr__rn_strips). */
+    long long n = 2 * a.ry + 1 + (ring ? (int)TSR_RN_AHEAD : (int)TSR_RG_AHEAD);
     g->xend = (a.w & ~(TSR_RG_CPT - 1)) - TSR_RG_CPT;
     g->nseg = (int)(((long long)g->xend - TSR_RG_CPT + TSR_RG_OW - 1) / TSR_RG_OW);
+    if (ring) {
+        /* TSR_CUDA_RING_STRIP: rows per strip, for measurements */
+        long long sh = tsr__env_int("TSR_CUDA_RING_STRIP", 32);
+        if (sh < 1) sh = 1;
+        if (sh > a.h) sh = a.h;
+        sh = (sh + n - 1) / n * n;
+        g->strip_h = (int)sh;
+        g->nstrips = (int)((a.h + sh - 1) / sh);
+        g->half2 = (unsigned)a.mean.half * 0x10001u;
+        g->magic = magic;
+        return 1;
+    }
     /* Strips of one ring (n rows), two for ry = 1 on images short of warps: tessera-bench-cuda
      * --small (H100, eighth session), box r = 1 / 2 on 8192x8192 56.8 / 70.1 us against 59.1 /
      * 74.7 at two rings, r = 2 on 3840x2160 17.0 against 20.8; r = 1 there 11.8 at two rings
@@ -1287,11 +1383,11 @@ static int tsr__box_reg_plan(const tsr__box_args &a, int depth, const tsr_image 
 
 /* Queue the reg kernel for box or threshold arguments (plan checked by supports()). */
 static tsr_status tsr__box_reg_run(const tsr__box_args &a, const tsr_image *src, const tsr_image *dst,
-                                   cudaStream_t st, const char *what)
+                                   cudaStream_t st, const char *what, int ring)
 {
     tsr__reg_geom g;
-    if (!tsr__box_reg_plan(a, src->depth, src, dst, &g)) {
-        if (tsr__box_reg_plan(a, src->depth, src, src, NULL))   /* only the destination's rows */
+    if (!tsr__box_reg_plan(a, src->depth, src, dst, &g, ring)) {
+        if (tsr__box_reg_plan(a, src->depth, src, src, NULL, ring))   /* only the destination's rows */
             return tsr__box_unaligned_dst(a, src, dst, st, what);
         return tsr__fail(TSR_E_UNSUPPORTED, "%s: only 8-bit one-channel images with radii up to %d (%d for threshold)", what,
                          TSR_RG_RMAX, TSR_RG_RMAX_THRESH);
@@ -1302,7 +1398,9 @@ static tsr_status tsr__box_reg_run(const tsr__box_args &a, const tsr_image *src,
 #define TSR__RG_LAUNCH(RX, RY)                                                                           \
     do {                                                                                                 \
         /* threshold windows are square: its other pairs are never launched, nor compiled */         \
-        if (a.thresh && RX == RY) tsr__box_reg_kernel<1, RX, RX><<<grid, nt, 0, st>>>(a, g);            \
+        if (ring && a.thresh && RX == RY) tsr__box_ring_kernel<1, RX, RX><<<grid, nt, 0, st>>>(a, g);   \
+        else if (ring) tsr__box_ring_kernel<0, RX, RY><<<grid, nt, 0, st>>>(a, g);                       \
+        else if (a.thresh && RX == RY) tsr__box_reg_kernel<1, RX, RX><<<grid, nt, 0, st>>>(a, g);       \
         else tsr__box_reg_kernel<0, RX, RY><<<grid, nt, 0, st>>>(a, g);                                  \
     } while (0)
 #define TSR__RG_ROW(RX)                                                                                  \
@@ -1315,7 +1413,10 @@ static tsr_status tsr__box_reg_run(const tsr__box_args &a, const tsr_image *src,
         break
     switch (a.rx) {
         TSR__RG_ROW(0); TSR__RG_ROW(1); TSR__RG_ROW(2);
-        case 3: tsr__box_reg_kernel<1, 3, 3><<<grid, nt, 0, st>>>(a, g); break;   /* threshold block 7 only */
+        case 3:   /* threshold block 7 only */
+            if (ring) tsr__box_ring_kernel<1, 3, 3><<<grid, nt, 0, st>>>(a, g);
+            else tsr__box_reg_kernel<1, 3, 3><<<grid, nt, 0, st>>>(a, g);
+            break;
     }
 #undef TSR__RG_ROW
 #undef TSR__RG_LAUNCH
@@ -1326,21 +1427,21 @@ static int tsr__box_reg_supports(const tsr_image *src, const void *params)
 {
     tsr_image dummy = *src;
     return tsr__box_reg_plan(tsr__box_args_box(src, &dummy, (const tsr_box_params *)params), src->depth, src, &dummy,
-                             NULL);
+                             NULL, 0);
 }
 
 /* box/reg: see the kernel's comment. */
 static tsr_status tsr__box_reg(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
 {
     tsr__box_args a = tsr__box_args_box(src, dst, (const tsr_box_params *)params);
-    return tsr__box_reg_run(a, src, dst, (cudaStream_t)ex->stream, "box/reg kernel");
+    return tsr__box_reg_run(a, src, dst, (cudaStream_t)ex->stream, "box/reg kernel", 0);
 }
 
 static int tsr__threshold_reg_supports(const tsr_image *src, const void *params)
 {
     tsr_image dummy = *src;
     return tsr__box_reg_plan(tsr__box_args_threshold(src, &dummy, (const tsr_threshold_params *)params), src->depth,
-                             src, &dummy, NULL);
+                             src, &dummy, NULL, 0);
 }
 
 /* Block 7 on images short of warps for box/wide's 16-row strips: threshold/wide (8-row strips)
@@ -1356,7 +1457,21 @@ static int tsr__threshold_reg_prefer(const tsr_image *src, const void *params)
 static tsr_status tsr__threshold_reg(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
 {
     tsr__box_args a = tsr__box_args_threshold(src, dst, (const tsr_threshold_params *)params);
-    return tsr__box_reg_run(a, src, dst, (cudaStream_t)ex->stream, "threshold/reg kernel");
+    return tsr__box_reg_run(a, src, dst, (cudaStream_t)ex->stream, "threshold/reg kernel", 0);
+}
+
+/* box/ring: see the comment above tsr__box_ring_kernel (the same arguments as box/reg). */
+static tsr_status tsr__box_ring(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
+{
+    tsr__box_args a = tsr__box_args_box(src, dst, (const tsr_box_params *)params);
+    return tsr__box_reg_run(a, src, dst, (cudaStream_t)ex->stream, "box/ring kernel", 1);
+}
+
+/* threshold/ring: box/ring's means with threshold/reg's comparison as the output step. */
+static tsr_status tsr__threshold_ring(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
+{
+    tsr__box_args a = tsr__box_args_threshold(src, dst, (const tsr_threshold_params *)params);
+    return tsr__box_reg_run(a, src, dst, (cudaStream_t)ex->stream, "threshold/ring kernel", 1);
 }
 
 extern "C" const tsr_variant tsr__box_cuda[] = {
@@ -1369,6 +1484,9 @@ extern "C" const tsr_variant tsr__box_cuda[] = {
     {"reg", TSR_BACKEND_CUDA,
      "8-bit gray, radii up to 2: 16 columns per lane, window rows and column sums in registers, no shared memory",
      tsr__box_reg, tsr__box_reg_supports, 1, 0, NULL},
+    {"ring", TSR_BACKEND_CUDA,
+     "box/reg's arithmetic with the window rows in a per-lane shared-memory ring filled by asynchronous copies",
+     tsr__box_ring, tsr__box_reg_supports, 0, 0, NULL},
     {"wide", TSR_BACKEND_CUDA,
      "8-bit gray, rx up to 127, ry up to 128: per-warp prefix rows in shared memory, two reads per pixel whatever the radius",
      tsr__box_wide, tsr__box_wide_supports, 1, 0, NULL},
@@ -1391,6 +1509,8 @@ extern "C" const tsr_variant tsr__threshold_cuda[] = {
      tsr__threshold_tile, tsr__threshold_tile_supports, 0, 0, NULL},
     {"reg", TSR_BACKEND_CUDA, "box/reg's means with the comparison as the output step (8-bit, blocks up to 7)",
      tsr__threshold_reg, tsr__threshold_reg_supports, 1, 0, tsr__threshold_reg_prefer},
+    {"ring", TSR_BACKEND_CUDA, "box/ring's means with the comparison as the output step (8-bit, blocks up to 7)",
+     tsr__threshold_ring, tsr__threshold_reg_supports, 0, 0, NULL},
     {"wide", TSR_BACKEND_CUDA, "box/wide's means with the comparison as the output step (8-bit, blocks up to 255)",
      tsr__threshold_wide, tsr__threshold_wide_supports, 1, 0, NULL},
     {"sweep", TSR_BACKEND_CUDA, "box/sweep's means with the comparison in the row pass (8-bit, blocks up to 189)",

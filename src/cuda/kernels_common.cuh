@@ -75,4 +75,33 @@ static inline int tsr__cu_sm_count(void)
     return sms;
 }
 
+/* 16 bytes from global to shared memory: an asynchronous copy from sm_80 (completed by
+ * tsr__cp_wait), a load and a store before (sm_75: the commit and wait are then no-ops).
+ * Used by resize/rows and box/ring. */
+__device__ static __forceinline__ void tsr__cp16(unsigned char *to, const unsigned char *from)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"((unsigned)__cvta_generic_to_shared(to)), "l"(from)
+                 : "memory");
+#else
+    *(uint4 *)to = __ldg((const uint4 *)from);
+#endif
+}
+
+__device__ static __forceinline__ void tsr__cp_commit(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+/* Wait until at most N committed groups of this thread's copies are still in flight. */
+template <int N>
+__device__ static __forceinline__ void tsr__cp_wait(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
 #endif

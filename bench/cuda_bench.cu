@@ -774,7 +774,7 @@ int main(int argc, char **argv)
         if (strips == 8) sweep_resize_out(&g);
         if (strips == 9) {   /* box/ring's strip heights (rounded up to whole rings), beside box/reg's default */
             sweep_strips("reg", "TSR_CUDA_REG_STRIP", NULL, {1, 2, 3}, {}, &g);
-            sweep_strips("ring", "TSR_CUDA_RING_STRIP", NULL, {1, 2, 3}, {7, 14, 21, 28, 42, 56, 84, 112}, &g);
+            sweep_strips("ring", "TSR_CUDA_RING_STRIP", NULL, {1, 2, 3}, {1, 12, 24}, &g);
         }
         if (strips == 4 && si == 0)
             sweep_strips("wide", "TSR_CUDA_WIDE_STRIP", NULL, {3, 5, 7, 11, 15, 24, 31, 48, 64}, {12, 16, 20, 24, 28, 32, 40, 48},

@@ -1244,7 +1244,10 @@ __global__ void __launch_bounds__(TSR_RG_WARPS * 32, TSR_RG_MINB) tsr__box_reg_k
  * are a few percent), and the kernel fits 64 registers (8 blocks per SM). A lane only ever reads
  * its own slots, so the ring needs no barrier: cp.async.wait_group orders each lane's copies
  * against its own reads. */
-enum { TSR_RN_AHEAD = 4, TSR_RN_MINB = 8 };
+#ifndef TSR_RN_AHEAD
+#define TSR_RN_AHEAD 4   /* rows queued ahead of the entering row (measurement knob) */
+#endif
+enum { TSR_RN_MINB = 8 };
 
 /* Queue strip row y (unmapped) into this lane's slot, as its own commit group: an asynchronous
  * copy, or stored here where it is the constant's row or the lane loads nothing (zeros). */

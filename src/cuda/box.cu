@@ -1244,10 +1244,13 @@ __global__ void __launch_bounds__(TSR_RG_WARPS * 32, TSR_RG_MINB) tsr__box_reg_k
  * are a few percent), and the kernel fits 64 registers (8 blocks per SM). A lane only ever reads
  * its own slots, so the ring needs no barrier: cp.async.wait_group orders each lane's copies
  * against its own reads. */
-#ifndef TSR_RN_AHEAD
-#define TSR_RN_AHEAD 4   /* rows queued ahead of the entering row (measurement knob) */
-#endif
 enum { TSR_RN_MINB = 8 };
+
+/* Rows queued ahead of the entering row: the ring is NS = 2 RY + 1 + AHEAD slots, at least 7. */
+__host__ __device__ constexpr int tsr__rn_ahead(int ry)
+{
+    return 6 - 2 * ry > 2 ? 6 - 2 * ry : 2;
+}
 
 /* Queue strip row y (unmapped) into this lane's slot, as its own commit group: an asynchronous
  * copy, or stored here where it is the constant's row or the lane loads nothing (zeros). */
@@ -1272,14 +1275,14 @@ template <int THRESH, int RX, int RY>
 __device__ __forceinline__ void tsr__rn_strips(const tsr__box_args &a, const tsr__reg_geom &g, uint4 *ring, int xc,
                                                int load, int out)
 {
-    enum { NS = 2 * RY + 1 + TSR_RN_AHEAD };
+    enum { AHEAD = tsr__rn_ahead(RY), NS = 2 * RY + 1 + AHEAD };
     for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y) {
         const int y0 = strip * g.strip_h, n = min(a.h, y0 + g.strip_h) - y0;
         /* rows past last are never read for an output that is stored */
         const int last = n + 2 * RY;
 #pragma unroll
         for (int i = 0; i < NS; i++) tsr__rn_issue(a, ring + 32 * i, y0 - RY + i, xc, load, i <= last);
-        tsr__cp_wait<TSR_RN_AHEAD>();
+        tsr__cp_wait<AHEAD>();
         unsigned c[8] = {0, 0, 0, 0, 0, 0, 0, 0};
 #pragma unroll
         for (int i = 0; i < 2 * RY + 1; i++) tsr__rg_acc(c, ring[32 * i]);
@@ -1289,7 +1292,7 @@ __device__ __forceinline__ void tsr__rn_strips(const tsr__box_args &a, const tsr
 #pragma unroll
             for (int k = 0; k < NS; k++) {
                 const int t = tb + k;
-                tsr__cp_wait<TSR_RN_AHEAD - 1>();
+                tsr__cp_wait<AHEAD - 1>();
                 const uint4 sv = THRESH ? ring[32 * ((k + RY) % NS)] : make_uint4(0, 0, 0, 0);
                 tsr__rg_row<THRESH, RX>(a, g, c, sv, xc, out && t < n, y0 + t);
                 tsr__rg_slide(c, ring[32 * ((k + 2 * RY + 1) % NS)], ring[32 * (k % NS)]);
@@ -1303,7 +1306,7 @@ __device__ __forceinline__ void tsr__rn_strips(const tsr__box_args &a, const tsr
 template <int THRESH, int RX, int RY>
 __global__ void __launch_bounds__(TSR_RG_WARPS * 32, TSR_RN_MINB) tsr__box_ring_kernel(tsr__box_args a, tsr__reg_geom g)
 {
-    enum { NS = 2 * RY + 1 + TSR_RN_AHEAD };
+    enum { AHEAD = tsr__rn_ahead(RY), NS = 2 * RY + 1 + AHEAD };
     __shared__ uint4 ring[TSR_RG_WARPS][NS * 32];
     if (blockIdx.x == gridDim.x - 1) {
         for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y) tsr__rg_edge_pixels(a, g, strip);
@@ -1353,12 +1356,13 @@ static int tsr__box_reg_plan(const tsr__box_args &a, int depth, const tsr_image 
     if (!tsr__box_magic(a.mean.area, a.mean.half, &magic, &shift) || shift != 0) return 0;
     if (!g) return 1;
     /* Strips are whole groups of ring length N rows (see tsr__rg_strips, tsr__rn_strips). */
-    long long n = 2 * a.ry + 1 + (ring ? (int)TSR_RN_AHEAD : (int)TSR_RG_AHEAD);
+    long long n = 2 * a.ry + 1 + (ring ? tsr__rn_ahead(a.ry) : (int)TSR_RG_AHEAD);
     g->xend = (a.w & ~(TSR_RG_CPT - 1)) - TSR_RG_CPT;
     g->nseg = (int)(((long long)g->xend - TSR_RG_CPT + TSR_RG_OW - 1) / TSR_RG_OW);
     if (ring) {
-        /* TSR_CUDA_RING_STRIP: rows per strip, for measurements */
-        long long sh = tsr__env_int("TSR_CUDA_RING_STRIP", 32);
+        /* One ring per strip: every row of the strip queued at its start. TSR_CUDA_RING_STRIP
+         * (rows, rounded up to whole rings) for measurements. */
+        long long sh = tsr__env_int("TSR_CUDA_RING_STRIP", 1);
         if (sh < 1) sh = 1;
         if (sh > a.h) sh = a.h;
         sh = (sh + n - 1) / n * n;

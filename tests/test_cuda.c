@@ -280,15 +280,15 @@ static void check_odd_pitches(const char *opname, const tsr_image *host, const v
 }
 
 /* box and threshold with an aligned source but a destination whose rows are not 16-byte aligned
- * (supports() sees only the source; the viewer's pixel buffers are such destinations): the reg
- * and wide variants, asked for by name or chosen by default, hand the run to a kernel that takes
+ * (supports() sees only the source; the viewer's pixel buffers are such destinations): the reg,
+ * ring and wide variants, asked for by name or chosen by default, hand the run to a kernel that takes
  * any alignment, and the result is exact. Radii 1 and 3 (reg, wide), 64 (wide beyond box/warp's
  * 48: box/fast), blocks 5, 17 and 129. */
 TEST(test_cuda_unaligned_destination)
 {
     NEED_DEVICE();
     tsr_image host, src, dbuf, dst, back;
-    static const char *variants[] = {"reg", "wide", NULL};
+    static const char *variants[] = {"reg", "ring", "wide", NULL};
     static const int radii[] = {1, 3, 64};
     CHECK_OK(tsr_image_create(&host, 700, 37, 1, TSR_U8, TSR_HOST));
     fill_random(&host);
@@ -298,7 +298,7 @@ TEST(test_cuda_unaligned_destination)
     CHECK_OK(tsr_image_wrap(&dst, 700, 37, 1, TSR_U8, (unsigned char *)dbuf.data + 3, 705, TSR_DEVICE));
     CHECK_OK(tsr_image_create(&back, 700, 37, 1, TSR_U8, TSR_HOST));
     for (int k = 0; k < 2; k++)
-        for (int v = 0; v < 3; v++)
+        for (int v = 0; v < 4; v++)
             for (int r = 0; r < 3; r++) {
                 const char *opname = k ? "threshold" : "box";
                 tsr_box_params bp = {radii[r], -1, -1, TSR_BORDER_REFLECT101, 0};

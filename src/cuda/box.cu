@@ -3,7 +3,9 @@
  * is computed by one of three methods that are each exact (see tsr__cu_mean_make).
  *
  * Variants (default first where several apply: the registry takes the first that supports)
- *  box/reg          8-bit gray, radii up to 2: window rows and column sums in registers
+ *  box/ring         8-bit gray, radii up to 2: column sums in registers, the window rows in a
+ *                   per-lane shared-memory ring filled by asynchronous copies
+ *  box/reg          the same arithmetic with the window rows in registers (slower than ring)
  *  box/wide         8-bit gray, rx up to 127, ry up to 128: per-warp prefix rows (box_wide.cu)
  *  box/sweep        8-bit gray, rx up to 94, ry up to 128: column sums transposed, row running sums (box_sweep.cu)
  *  box/warp         8-bit gray, radii up to 48, any alignment: per-warp sliding sums
@@ -13,7 +15,7 @@
  *  box/shared       a shared-memory tile with its halo, separable sums inside the tile; r <= 16
  *  box/unrolled3x3  radius 1 only, the 9 taps unrolled (the seed's meanFilterKernelUnwind)
  *  box/global       one thread per pixel loops over the window in global memory, O(rx*ry)
- *  threshold/...    reg, wide, warp, fused (box/fast's sums), tiled with the comparison as the
+ *  threshold/...    ring, reg, wide, warp, fused (box/fast's sums), tiled with the comparison as the
  *                   output step; shared-tile (seeds/003: dynamic shared tile with a clamped
  *                   halo) and global
  */
@@ -1244,7 +1246,9 @@ __global__ void __launch_bounds__(TSR_RG_WARPS * 32, TSR_RG_MINB) tsr__box_reg_k
  * are a few percent), and the kernel fits 64 registers (8 blocks per SM). A lane only ever reads
  * its own slots, so the ring needs no barrier: cp.async.wait_group orders each lane's copies
  * against its own reads. */
-enum { TSR_RN_MINB = 8 };
+#ifndef TSR_RN_MINB
+#define TSR_RN_MINB 8   /* blocks per SM the registers must allow: 64 (measurement knob) */
+#endif
 
 /* Rows queued ahead of the entering row: the ring is NS = 2 RY + 1 + AHEAD slots, at least 7. */
 __host__ __device__ constexpr int tsr__rn_ahead(int ry)
@@ -1452,8 +1456,9 @@ static int tsr__threshold_reg_supports(const tsr_image *src, const void *params)
 }
 
 /* Block 7 on images short of warps for box/wide's 16-row strips: threshold/wide (8-row strips)
- * measured faster, 19.0 against 22.8 us on 3840x2160 (H100), while on 8192x8192 reg keeps
- * the lead (95.4 against 101.9). Blocks 3 and 5 stay with reg at every size. */
+ * measured faster, 19.0 against 22.8 us for reg on 3840x2160 (H100; ring 19.5-21.2), while on
+ * 8192x8192 reg and ring keep the lead (95.4 against 101.9; ring 80.1). Blocks 3 and 5 stay
+ * with ring at every size. */
 static int tsr__threshold_reg_prefer(const tsr_image *src, const void *params)
 {
     const tsr_threshold_params *p = (const tsr_threshold_params *)params;
@@ -1488,12 +1493,12 @@ extern "C" const tsr_variant tsr__box_cuda[] = {
      tsr__box_3x3_supports, 0, 0, NULL},
     {"shared", TSR_BACKEND_CUDA, "shared-memory tile with halo, separable sums in the tile; radii up to 16",
      tsr__box_tile, tsr__box_tile_supports, 0, 0, NULL},
-    {"reg", TSR_BACKEND_CUDA,
-     "8-bit gray, radii up to 2: 16 columns per lane, window rows and column sums in registers, no shared memory",
-     tsr__box_reg, tsr__box_reg_supports, 1, 0, NULL},
     {"ring", TSR_BACKEND_CUDA,
-     "box/reg's arithmetic with the window rows in a per-lane shared-memory ring filled by asynchronous copies",
-     tsr__box_ring, tsr__box_reg_supports, 0, 0, NULL},
+     "8-bit gray, radii up to 2: box/reg's arithmetic, the window rows in a per-lane shared-memory ring filled by cp.async",
+     tsr__box_ring, tsr__box_reg_supports, 1, 0, NULL},
+    {"reg", TSR_BACKEND_CUDA,
+     "8-bit gray, radii up to 2: 16 columns per lane, window rows and column sums in registers (box/ring is faster)",
+     tsr__box_reg, tsr__box_reg_supports, 0, 0, NULL},
     {"wide", TSR_BACKEND_CUDA,
      "8-bit gray, rx up to 127, ry up to 128: per-warp prefix rows in shared memory, two reads per pixel whatever the radius",
      tsr__box_wide, tsr__box_wide_supports, 1, 0, NULL},
@@ -1514,10 +1519,10 @@ extern "C" const tsr_variant tsr__box_cuda[] = {
 extern "C" const tsr_variant tsr__threshold_cuda[] = {
     {"shared-tile", TSR_BACKEND_CUDA, "seeds/003: dynamic shared tile with a clamped halo; blocks up to 33",
      tsr__threshold_tile, tsr__threshold_tile_supports, 0, 0, NULL},
-    {"reg", TSR_BACKEND_CUDA, "box/reg's means with the comparison as the output step (8-bit, blocks up to 7)",
-     tsr__threshold_reg, tsr__threshold_reg_supports, 1, 0, tsr__threshold_reg_prefer},
     {"ring", TSR_BACKEND_CUDA, "box/ring's means with the comparison as the output step (8-bit, blocks up to 7)",
-     tsr__threshold_ring, tsr__threshold_reg_supports, 0, 0, NULL},
+     tsr__threshold_ring, tsr__threshold_reg_supports, 1, 0, tsr__threshold_reg_prefer},
+    {"reg", TSR_BACKEND_CUDA, "box/reg's means with the comparison as the output step (8-bit, blocks up to 7)",
+     tsr__threshold_reg, tsr__threshold_reg_supports, 0, 0, NULL},
     {"wide", TSR_BACKEND_CUDA, "box/wide's means with the comparison as the output step (8-bit, blocks up to 255)",
      tsr__threshold_wide, tsr__threshold_wide_supports, 1, 0, NULL},
     {"sweep", TSR_BACKEND_CUDA, "box/sweep's means with the comparison in the row pass (8-bit, blocks up to 189)",

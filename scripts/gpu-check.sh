@@ -33,10 +33,10 @@ if [ -n "${BENCH_EXTRA:-}" ]; then
 fi
 grep -E "copy|invert|box|threshold|sums|gray|resize" "$OUT/bench-gpu.log" | head -60
 if command -v compute-sanitizer >/dev/null; then
-    # memcheck and initcheck over the GPU-specific tests and the resize variants (resize/rows'
-    # staging); racecheck (much slower) over the device chain only.
+    # memcheck and initcheck over the GPU-specific tests, the resize variants (resize/rows'
+    # staging) and box/ring's strips; racecheck (much slower) over the device chain only.
     for tool in memcheck initcheck racecheck; do
-        if [ $tool = racecheck ]; then tests="cuda_device_chain"; else tests="cuda variants_resize"; fi
+        if [ $tool = racecheck ]; then tests="cuda_device_chain"; else tests="cuda variants_resize variants_box_ring_strips"; fi
         TSR_TEST_SANITIZER=1 timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 ./build/tessera-tests $tests \
             >"$OUT/sanitizer-$tool.log" 2>&1
         echo "compute-sanitizer $tool: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer-$tool.log" | tail -n 1))"

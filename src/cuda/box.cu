@@ -1116,6 +1116,7 @@ struct tsr__reg_geom {
     unsigned half2;     /* half in both 16-bit halves */
     unsigned magic;     /* ceil(2^32 / area) */
     int xend;           /* outputs cover [16, xend); xend = w rounded down to 16, less 16 */
+    int edge_strips;    /* box/ring: strips whose edge columns one block does */
 };
 
 /* This lane's 16 source bytes of row y (unmapped: the row border applies here) with one 16-byte
@@ -1282,8 +1283,9 @@ __device__ __forceinline__ void tsr__rn_strips(const tsr__box_args &a, const tsr
     enum { AHEAD = tsr__rn_ahead(RY), NS = 2 * RY + 1 + AHEAD };
     for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y) {
         const int y0 = strip * g.strip_h, n = min(a.h, y0 + g.strip_h) - y0;
-        /* rows past last are never read for an output that is stored */
-        const int last = n + 2 * RY;
+        /* strip rows past last are never read for an output that is stored (the slide after
+         * the strip's last output reads row n + 2 RY, but nothing uses its result) */
+        const int last = n - 1 + 2 * RY;
 #pragma unroll
         for (int i = 0; i < NS; i++) tsr__rn_issue(a, ring + 32 * i, y0 - RY + i, xc, load, i <= last);
         tsr__cp_wait<AHEAD>();
@@ -1313,7 +1315,12 @@ __global__ void __launch_bounds__(TSR_RG_WARPS * 32, TSR_RN_MINB) tsr__box_ring_
     enum { AHEAD = tsr__rn_ahead(RY), NS = 2 * RY + 1 + AHEAD };
     __shared__ uint4 ring[TSR_RG_WARPS][NS * 32];
     if (blockIdx.x == gridDim.x - 1) {
-        for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y) tsr__rg_edge_pixels(a, g, strip);
+        /* the edge columns of g.edge_strips strips per block (the other blocks of this column
+         * leave at once): more independent pixels per block to cover their loads' latency */
+        const int k = g.edge_strips;
+        if (blockIdx.y % k == 0)
+            for (int s0 = blockIdx.y; s0 < g.nstrips; s0 += gridDim.y)
+                for (int strip = s0; strip < min(g.nstrips, s0 + k); strip++) tsr__rg_edge_pixels(a, g, strip);
         return;
     }
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -1374,6 +1381,9 @@ static int tsr__box_reg_plan(const tsr__box_args &a, int depth, const tsr_image 
         g->nstrips = (int)((a.h + sh - 1) / sh);
         g->half2 = (unsigned)a.mean.half * 0x10001u;
         g->magic = magic;
+        /* TSR_CUDA_RING_EDGE: strips per edge-column block, for measurements */
+        g->edge_strips = tsr__env_int("TSR_CUDA_RING_EDGE", 1);
+        if (g->edge_strips < 1 || g->nstrips > TSR_CU_MAX_GRID_Y) g->edge_strips = 1;   /* whole groups per grid row */
         return 1;
     }
     /* Strips of one ring (n rows), two for ry = 1 on images short of warps: tessera-bench-cuda

@@ -206,16 +206,14 @@ TEST(test_variants_box_gray8_small)
 
 /* CUDA box/ring and threshold/ring with strips forced to one ring, a few rings and the whole
  * image (TSR_CUDA_RING_STRIP): strip starts and ends against the image's top and bottom and the
- * last strip's partial ring, every radius pair the kernel takes, every border; the edge columns
- * of 3, 1 and 100 strips per block (TSR_CUDA_RING_EDGE). */
+ * last strip's partial ring, every radius pair the kernel takes, every border. */
 TEST(test_variants_box_ring_strips)
 {
-    static const char *strips[] = {"1", "15", "100000"}, *edges[] = {"3", "1", "100"};
+    static const char *strips[] = {"1", "15", "100000"};
     static const struct { int w, h; } gs[] = {{481, 1}, {977, 12}, {1031, 67}};
     int skipped = 0, n = 0;
     for (int si = 0; si < 3; si++) {
         setenv("TSR_CUDA_RING_STRIP", strips[si], 1);
-        setenv("TSR_CUDA_RING_EDGE", edges[si], 1);
         for (int gi = 0; gi < 3; gi++) {
             for (int r = 0; r < 9; r++, n++) {
                 int border = n % 4;
@@ -241,7 +239,6 @@ TEST(test_variants_box_ring_strips)
         }
     }
     unsetenv("TSR_CUDA_RING_STRIP");
-    unsetenv("TSR_CUDA_RING_EDGE");
     finish("box", skipped);
 }
 

@@ -1116,7 +1116,6 @@ struct tsr__reg_geom {
     unsigned half2;     /* half in both 16-bit halves */
     unsigned magic;     /* ceil(2^32 / area) */
     int xend;           /* outputs cover [16, xend); xend = w rounded down to 16, less 16 */
-    int edge_strips;    /* box/ring: strips whose edge columns one block does */
 };
 
 /* This lane's 16 source bytes of row y (unmapped: the row border applies here) with one 16-byte
@@ -1203,15 +1202,32 @@ __device__ __forceinline__ void tsr__rg_strips(const tsr__box_args &a, const tsr
 }
 
 /* The columns the warps leave out, [0, 16) and [xend, w), of the rows of strip 'strip': one
- * thread per pixel, the window read through the borders (about 47 columns: a fraction of a
- * percent of a large image). */
+ * thread per pixel, the window read through the borders (32 to 47 columns: a fraction of a
+ * percent of a large image). The radii are compile-time, so every tap's load is issued before
+ * the first is added: the generic per-pixel loop (tsr__box_global_pixel) waited for each in
+ * turn, and these blocks, one in six of a launch at 8192x8192, held their slots that long
+ * (batching 2 strips per edge block made box/ring 7% slower, 64 strips 5.7x). */
+template <int RX, int RY>
 __device__ __forceinline__ void tsr__rg_edge_pixels(const tsr__box_args &a, const tsr__reg_geom &g, int strip)
 {
     const int ncols = TSR_RG_CPT + (a.w - g.xend), y0 = strip * g.strip_h;
     const int n = ncols * (min(a.h, y0 + g.strip_h) - y0);
     for (int i = threadIdx.x; i < n; i += blockDim.x) {
-        const int col = i % ncols;
-        tsr__box_global_pixel<uint8_t>(a, col < TSR_RG_CPT ? col : g.xend + (col - TSR_RG_CPT), y0 + i / ncols);
+        const int col = i % ncols, y = y0 + i / ncols;
+        const int x = col < TSR_RG_CPT ? col : g.xend + (col - TSR_RG_CPT);
+        int xs[2 * RX + 1];
+#pragma unroll
+        for (int k = 0; k <= 2 * RX; k++) xs[k] = tsr__cu_border_index(x + k - RX, a.w, a.border);
+        unsigned s = 0;
+#pragma unroll
+        for (int j = 0; j <= 2 * RY; j++) {
+            const int yy = tsr__cu_border_index(y + j - RY, a.h, a.border);
+            const uint8_t *row = tsr__cu_row<uint8_t>(a.src, a.sstride, yy < 0 ? 0 : yy);
+#pragma unroll
+            for (int k = 0; k <= 2 * RX; k++)
+                s += yy < 0 || xs[k] < 0 ? (unsigned)a.value : __ldg(row + (xs[k] < 0 ? 0 : xs[k]));
+        }
+        tsr__cu_row<uint8_t>(a.dst, a.dstride, y)[x] = tsr__box_result<uint8_t>(a, s, y, (size_t)x);
     }
 }
 
@@ -1221,7 +1237,7 @@ template <int THRESH, int RX, int RY>
 __global__ void __launch_bounds__(TSR_RG_WARPS * 32, TSR_RG_MINB) tsr__box_reg_kernel(tsr__box_args a, tsr__reg_geom g)
 {
     if (blockIdx.x == gridDim.x - 1) {
-        for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y) tsr__rg_edge_pixels(a, g, strip);
+        for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y) tsr__rg_edge_pixels<RX, RY>(a, g, strip);
         return;
     }
     const int lane = threadIdx.x & 31;
@@ -1315,12 +1331,7 @@ __global__ void __launch_bounds__(TSR_RG_WARPS * 32, TSR_RN_MINB) tsr__box_ring_
     enum { AHEAD = tsr__rn_ahead(RY), NS = 2 * RY + 1 + AHEAD };
     __shared__ uint4 ring[TSR_RG_WARPS][NS * 32];
     if (blockIdx.x == gridDim.x - 1) {
-        /* the edge columns of g.edge_strips strips per block (the other blocks of this column
-         * leave at once): more independent pixels per block to cover their loads' latency */
-        const int k = g.edge_strips;
-        if (blockIdx.y % k == 0)
-            for (int s0 = blockIdx.y; s0 < g.nstrips; s0 += gridDim.y)
-                for (int strip = s0; strip < min(g.nstrips, s0 + k); strip++) tsr__rg_edge_pixels(a, g, strip);
+        for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y) tsr__rg_edge_pixels<RX, RY>(a, g, strip);
         return;
     }
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -1381,9 +1392,6 @@ static int tsr__box_reg_plan(const tsr__box_args &a, int depth, const tsr_image 
         g->nstrips = (int)((a.h + sh - 1) / sh);
         g->half2 = (unsigned)a.mean.half * 0x10001u;
         g->magic = magic;
-        /* TSR_CUDA_RING_EDGE: strips per edge-column block, for measurements */
-        g->edge_strips = tsr__env_int("TSR_CUDA_RING_EDGE", 1);
-        if (g->edge_strips < 1 || g->nstrips > TSR_CU_MAX_GRID_Y) g->edge_strips = 1;   /* whole groups per grid row */
         return 1;
     }
     /* Strips of one ring (n rows), two for ry = 1 on images short of warps: tessera-bench-cuda

@@ -1473,16 +1473,6 @@ static int tsr__threshold_reg_supports(const tsr_image *src, const void *params)
                              src, &dummy, NULL, 0);
 }
 
-/* Block 7 on images short of warps for box/wide's 16-row strips: threshold/wide (8-row strips)
- * measured faster, 19.0 against 22.8 us for reg on 3840x2160 (H100; ring 19.5-21.2), while on
- * 8192x8192 reg and ring keep the lead (95.4 against 101.9; ring 80.1). Blocks 3 and 5 stay
- * with ring at every size. */
-static int tsr__threshold_reg_prefer(const tsr_image *src, const void *params)
-{
-    const tsr_threshold_params *p = (const tsr_threshold_params *)params;
-    return p->block < 7 || !tsr__cu_short_of_warps(src->height, ((long long)src->width + 479) / 480);
-}
-
 /* threshold/reg: box/reg's means with the comparison as the output step. */
 static tsr_status tsr__threshold_reg(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
 {
@@ -1538,7 +1528,7 @@ extern "C" const tsr_variant tsr__threshold_cuda[] = {
     {"shared-tile", TSR_BACKEND_CUDA, "seeds/003: dynamic shared tile with a clamped halo; blocks up to 33",
      tsr__threshold_tile, tsr__threshold_tile_supports, 0, 0, NULL},
     {"ring", TSR_BACKEND_CUDA, "box/ring's means with the comparison as the output step (8-bit, blocks up to 7)",
-     tsr__threshold_ring, tsr__threshold_reg_supports, 1, 0, tsr__threshold_reg_prefer},
+     tsr__threshold_ring, tsr__threshold_reg_supports, 1, 0, NULL},
     {"reg", TSR_BACKEND_CUDA, "box/reg's means with the comparison as the output step (8-bit, blocks up to 7)",
      tsr__threshold_reg, tsr__threshold_reg_supports, 0, 0, NULL},
     {"wide", TSR_BACKEND_CUDA, "box/wide's means with the comparison as the output step (8-bit, blocks up to 255)",

@@ -215,9 +215,9 @@ TEST(test_variants_box_ring_strips)
     for (int si = 0; si < 3; si++) {
         setenv("TSR_CUDA_RING_STRIP", strips[si], 1);
         for (int gi = 0; gi < 3; gi++) {
-            for (int r = 0; r < 9; r++, n++) {
+            for (int r = 0; r < 16; r++, n++) {
                 int border = n % 4;
-                tsr_box_params p = {0, r % 3, r / 3, border, border == TSR_BORDER_CONSTANT ? (n & 1 ? 255 : 7) : 0};
+                tsr_box_params p = {0, r % 4, r / 4, border, border == TSR_BORDER_CONSTANT ? (n & 1 ? 255 : 7) : 0};
                 tsr_image img;
                 char what[128];
                 if (!make(&img, gs[gi].w, gs[gi].h, 1, TSR_U8, n % 4)) break;

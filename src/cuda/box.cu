@@ -3,7 +3,7 @@
  * is computed by one of three methods that are each exact (see tsr__cu_mean_make).
  *
  * Variants (default first where several apply: the registry takes the first that supports)
- *  box/ring         8-bit gray, radii up to 2: column sums in registers, the window rows in a
+ *  box/ring         8-bit gray, radii up to 3: column sums in registers, the window rows in a
  *                   per-lane shared-memory ring filled by asynchronous copies
  *  box/reg          the same arithmetic with the window rows in registers (slower than ring)
  *  box/wide         8-bit gray, rx up to 127, ry up to 128: per-warp prefix rows (box_wide.cu)
@@ -1366,7 +1366,7 @@ static int tsr__box_reg_plan(const tsr__box_args &a, int depth, const tsr_image 
 {
     /* threshold keeps block 7 (radius 3) here: box/wide measured slower there (97.4 against 88.4 us
      * on 8192x8192), while for box r = 3 box/wide was the faster */
-    const int rmax = a.thresh ? TSR_RG_RMAX_THRESH : TSR_RG_RMAX;
+    const int rmax = a.thresh || ring ? TSR_RG_RMAX_THRESH : TSR_RG_RMAX;   /* ring: box radii up to 3 too */
     if (depth != TSR_U8 || a.cn != 1 || a.rx > rmax || a.ry > rmax || a.value > 255) return 0;
     /* 16-byte loads and stores: aligned rows, and at least two lanes of outputs between the
      * halo lanes (narrower images go to box/warp). */
@@ -1419,17 +1419,35 @@ static tsr_status tsr__box_reg_run(const tsr__box_args &a, const tsr_image *src,
         if (tsr__box_reg_plan(a, src->depth, src, src, NULL, ring))   /* only the destination's rows */
             return tsr__box_unaligned_dst(a, src, dst, st, what);
         return tsr__fail(TSR_E_UNSUPPORTED, "%s: only 8-bit one-channel images with radii up to %d (%d for threshold)", what,
-                         TSR_RG_RMAX, TSR_RG_RMAX_THRESH);
+                         ring ? TSR_RG_RMAX_THRESH : TSR_RG_RMAX, TSR_RG_RMAX_THRESH);
     }
     dim3 grid(tsr__div_up((unsigned)g.nseg, TSR_RG_WARPS) + 1,   /* + the edge columns' blocks */
               (unsigned)(g.nstrips < TSR_CU_MAX_GRID_Y ? g.nstrips : TSR_CU_MAX_GRID_Y));
     unsigned nt = TSR_RG_WARPS * 32;
-#define TSR__RG_LAUNCH(RX, RY)                                                                           \
+    if (ring) {
+#define TSR__RN_LAUNCH(RX, RY)                                                                           \
     do {                                                                                                 \
         /* threshold windows are square: its other pairs are never launched, nor compiled */         \
-        if (ring && a.thresh && RX == RY) tsr__box_ring_kernel<1, RX, RX><<<grid, nt, 0, st>>>(a, g);   \
-        else if (ring) tsr__box_ring_kernel<0, RX, RY><<<grid, nt, 0, st>>>(a, g);                       \
-        else if (a.thresh && RX == RY) tsr__box_reg_kernel<1, RX, RX><<<grid, nt, 0, st>>>(a, g);       \
+        if (a.thresh && RX == RY) tsr__box_ring_kernel<1, RX, RX><<<grid, nt, 0, st>>>(a, g);           \
+        else tsr__box_ring_kernel<0, RX, RY><<<grid, nt, 0, st>>>(a, g);                                 \
+    } while (0)
+#define TSR__RN_ROW(RX)                                                                                  \
+    case RX:                                                                                             \
+        switch (a.ry) {                                                                                  \
+            case 0: TSR__RN_LAUNCH(RX, 0); break;                                                        \
+            case 1: TSR__RN_LAUNCH(RX, 1); break;                                                        \
+            case 2: TSR__RN_LAUNCH(RX, 2); break;                                                        \
+            default: TSR__RN_LAUNCH(RX, 3); break;                                                       \
+        }                                                                                                \
+        break
+        switch (a.rx) { TSR__RN_ROW(0); TSR__RN_ROW(1); TSR__RN_ROW(2); TSR__RN_ROW(3); }
+#undef TSR__RN_ROW
+#undef TSR__RN_LAUNCH
+        return TSR_CUDA_LAUNCHED(what);
+    }
+#define TSR__RG_LAUNCH(RX, RY)                                                                           \
+    do {                                                                                                 \
+        if (a.thresh && RX == RY) tsr__box_reg_kernel<1, RX, RX><<<grid, nt, 0, st>>>(a, g);            \
         else tsr__box_reg_kernel<0, RX, RY><<<grid, nt, 0, st>>>(a, g);                                  \
     } while (0)
 #define TSR__RG_ROW(RX)                                                                                  \
@@ -1442,10 +1460,7 @@ static tsr_status tsr__box_reg_run(const tsr__box_args &a, const tsr_image *src,
         break
     switch (a.rx) {
         TSR__RG_ROW(0); TSR__RG_ROW(1); TSR__RG_ROW(2);
-        case 3:   /* threshold block 7 only */
-            if (ring) tsr__box_ring_kernel<1, 3, 3><<<grid, nt, 0, st>>>(a, g);
-            else tsr__box_reg_kernel<1, 3, 3><<<grid, nt, 0, st>>>(a, g);
-            break;
+        case 3: tsr__box_reg_kernel<1, 3, 3><<<grid, nt, 0, st>>>(a, g); break;   /* threshold block 7 only */
     }
 #undef TSR__RG_ROW
 #undef TSR__RG_LAUNCH
@@ -1480,7 +1495,14 @@ static tsr_status tsr__threshold_reg(const tsr_image *src, tsr_image *dst, const
     return tsr__box_reg_run(a, src, dst, (cudaStream_t)ex->stream, "threshold/reg kernel", 0);
 }
 
-/* box/ring: see the comment above tsr__box_ring_kernel (the same arguments as box/reg). */
+static int tsr__box_ring_supports(const tsr_image *src, const void *params)
+{
+    tsr_image dummy = *src;
+    return tsr__box_reg_plan(tsr__box_args_box(src, &dummy, (const tsr_box_params *)params), src->depth, src, &dummy,
+                             NULL, 1);
+}
+
+/* box/ring: see the comment above tsr__box_ring_kernel (box/reg's arguments, radii up to 3). */
 static tsr_status tsr__box_ring(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
 {
     tsr__box_args a = tsr__box_args_box(src, dst, (const tsr_box_params *)params);
@@ -1502,8 +1524,8 @@ extern "C" const tsr_variant tsr__box_cuda[] = {
     {"shared", TSR_BACKEND_CUDA, "shared-memory tile with halo, separable sums in the tile; radii up to 16",
      tsr__box_tile, tsr__box_tile_supports, 0, 0, NULL},
     {"ring", TSR_BACKEND_CUDA,
-     "8-bit gray, radii up to 2: box/reg's arithmetic, the window rows in a per-lane shared-memory ring filled by cp.async",
-     tsr__box_ring, tsr__box_reg_supports, 1, 0, NULL},
+     "8-bit gray, radii up to 3: box/reg's arithmetic, the window rows in a per-lane shared-memory ring filled by cp.async",
+     tsr__box_ring, tsr__box_ring_supports, 1, 0, NULL},
     {"reg", TSR_BACKEND_CUDA,
      "8-bit gray, radii up to 2: 16 columns per lane, window rows and column sums in registers (box/ring is faster)",
      tsr__box_reg, tsr__box_reg_supports, 0, 0, NULL},

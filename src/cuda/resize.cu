@@ -147,70 +147,55 @@ __global__ void __launch_bounds__(128) tsr__resize_vec16_kernel(const unsigned c
     }
 }
 
-/* resize/vec16 for 8-bit pixels of CN channels shrunk 2x2 (launched for RGBA: CN = 4, NP = 4):
- * a thread makes NP output pixels (NP * CN a multiple of 16 bytes) from two source rows of 2 * NP
- * pixels, all 16-byte loads and stores. Each source pixel is gathered into a word (channel c in byte c)
- * by a byte permute with constant selectors, the four pixels of a cell are summed as packed
- * 16-bit halves (channels 0 and 2, then 1 and 3) and rounded (s + 2) >> 2 as the reference
- * does; the output bytes are placed by constant shifts. Outputs past the last whole NP (the row's
- * tail) are made one by one from bytes. The cells kernel loaded each sample with its own 1-byte
- * load. For RGB (CN = 3, NP = 16: 96 source bytes per thread and row) it was slower than cells
- * on 4096x4096 (H100: 46.2 against 32.7 us; each 16-byte load of a warp spread over 3 KB), so RGB
- * stays on cells. */
-template <int CN, int NP>
+/* resize/vec16 for 8-bit RGBA shrunk 2x2: a thread makes NP output pixels (NP a multiple of 4:
+ * whole 16-byte stores) from two source rows of 2 * NP pixels, all 16-byte loads; each pixel is
+ * one word (channel c in byte c), the four pixels of a cell are summed as packed 16-bit halves
+ * (channels 0 and 2, then 1 and 3) and rounded (s + 2) >> 2 as the reference does. Outputs past
+ * the last whole NP (the row's tail) are made one by one from bytes. The cells kernel loaded each
+ * sample with its own 1-byte load. The same scheme for RGB (16 pixels per thread, 96 source
+ * bytes per row) was slower than cells on 4096x4096 (H100: 46.2 against 32.7 us; each 16-byte
+ * load of a warp spread over 3 KB), so RGB stays on cells. */
+template <int NP>
 __global__ void __launch_bounds__(128) tsr__resize_vec16c_kernel(const unsigned char *src, size_t sstride,
                                                                 unsigned char *dst, size_t dstride, int dw, int dh)
 {
-    constexpr int SW = 2 * NP * CN / 4, OW = NP * CN / 4;   /* source words per row, output words */
     const int t = blockIdx.x * blockDim.x + threadIdx.x, x0 = NP * t;
     if (x0 >= dw) return;
     for (long long dy = blockIdx.y; dy < dh; dy += gridDim.y) {
-        const unsigned char *s0 = src + (size_t)dy * 2 * sstride + (size_t)x0 * 2 * CN;
-        unsigned char *d = dst + (size_t)dy * dstride + (size_t)x0 * CN;
+        const unsigned char *s0 = src + (size_t)dy * 2 * sstride + (size_t)x0 * 8;
+        unsigned char *d = dst + (size_t)dy * dstride + (size_t)x0 * 4;
         if (x0 + NP <= dw) {
-            unsigned w[2][SW];
+            unsigned w[2][2 * NP];   /* the two rows' source pixels */
 #pragma unroll
             for (int r = 0; r < 2; r++)
 #pragma unroll
-                for (int k = 0; k < SW / 4; k++) {
+                for (int k = 0; k < NP / 2; k++) {
                     const uint4 u = __ldg((const uint4 *)(s0 + (size_t)r * sstride) + k);
                     w[r][4 * k] = u.x;
                     w[r][4 * k + 1] = u.y;
                     w[r][4 * k + 2] = u.z;
                     w[r][4 * k + 3] = u.w;
                 }
-            unsigned o[OW];
-#pragma unroll
-            for (int k = 0; k < OW; k++) o[k] = 0;
+            unsigned o[NP];
 #pragma unroll
             for (int j = 0; j < NP; j++) {
-                unsigned px[4];   /* source pixels 2j, 2j + 1 of rows 0 and 1, channel c in byte c */
-#pragma unroll
-                for (int q = 0; q < 4; q++) {
-                    const int r = q >> 1, b = (2 * j + (q & 1)) * CN, wi = b >> 2, sh = b & 3;
-                    const unsigned hi = sh + CN > 4 ? w[r][wi + 1] : 0u;
-                    px[q] = __byte_perm(w[r][wi], hi, 0x3210u + 0x1111u * (unsigned)sh);
-                }
-                unsigned lo = 0x00020002u, hi2 = 0x00020002u;
+                const unsigned px[4] = {w[0][2 * j], w[0][2 * j + 1], w[1][2 * j], w[1][2 * j + 1]};
+                unsigned lo = 0x00020002u, hi = 0x00020002u;
 #pragma unroll
                 for (int q = 0; q < 4; q++) {
                     lo += px[q] & 0x00ff00ffu;
-                    hi2 += (px[q] >> 8) & 0x00ff00ffu;
+                    hi += (px[q] >> 8) & 0x00ff00ffu;
                 }
-                const unsigned out = ((lo >> 2) & 0x00ff00ffu) | (((hi2 >> 2) & 0x00ff00ffu) << 8);
-                const int ob = j * CN, oi = ob >> 2, osh = ob & 3;
-                const unsigned keep = CN == 4 ? out : out & 0x00ffffffu;
-                o[oi] |= keep << (8 * osh);
-                if (osh + CN > 4) o[oi + 1] |= keep >> (32 - 8 * osh);
+                o[j] = ((lo >> 2) & 0x00ff00ffu) | (((hi >> 2) & 0x00ff00ffu) << 8);
             }
 #pragma unroll
-            for (int k = 0; k < OW / 4; k++) ((uint4 *)d)[k] = make_uint4(o[4 * k], o[4 * k + 1], o[4 * k + 2], o[4 * k + 3]);
+            for (int k = 0; k < NP / 4; k++) ((uint4 *)d)[k] = make_uint4(o[4 * k], o[4 * k + 1], o[4 * k + 2], o[4 * k + 3]);
         } else {
             for (int x = 0; x < dw - x0; x++)
-                for (int c = 0; c < CN; c++) {
-                    const size_t i = (size_t)x * 2 * CN + c;
-                    const unsigned sum = s0[i] + s0[i + CN] + s0[sstride + i] + s0[sstride + i + CN];
-                    d[(size_t)x * CN + c] = (unsigned char)((sum + 2) >> 2);
+                for (int c = 0; c < 4; c++) {
+                    const size_t i = (size_t)x * 8 + c;
+                    const unsigned sum = s0[i] + s0[i + 4] + s0[sstride + i] + s0[sstride + i + 4];
+                    d[(size_t)x * 4 + c] = (unsigned char)((sum + 2) >> 2);
                 }
         }
     }
@@ -238,9 +223,9 @@ static tsr_status tsr__resize_vec16(const tsr_image *src, tsr_image *dst, const 
      * against 5.2 at 3840x2160): twice the threads, each with 8 loads in flight, not 16. */
     if (src->channels == 4) {   /* RGBA: 4 outputs (16 bytes) per thread */
         dim3 block(128), grid(tsr__div_up(tsr__div_up((unsigned)dst->width, 4), 128), tsr__cu_grid_rows(dst->height));
-        tsr__resize_vec16c_kernel<4, 4><<<grid, block, 0, st>>>((const unsigned char *)src->data, src->stride,
-                                                               (unsigned char *)dst->data, dst->stride, dst->width,
-                                                               dst->height);
+        tsr__resize_vec16c_kernel<4><<<grid, block, 0, st>>>((const unsigned char *)src->data, src->stride,
+                                                            (unsigned char *)dst->data, dst->stride, dst->width,
+                                                            dst->height);
         return TSR_CUDA_LAUNCHED("resize/vec16 kernel");
     }
     const char *e = getenv("TSR_CUDA_RESIZE_OUT");

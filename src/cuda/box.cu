@@ -1467,53 +1467,53 @@ static tsr_status tsr__box_reg_run(const tsr__box_args &a, const tsr_image *src,
     return TSR_CUDA_LAUNCHED(what);
 }
 
-static int tsr__box_reg_supports(const tsr_image *src, const void *params)
+/* Arguments of box/reg, box/ring, threshold/reg and threshold/ring from an op's parameters (dst
+ * may be a stand-in with src's layout, for supports()). */
+static tsr__box_args tsr__small_args(const tsr_image *src, tsr_image *dst, const void *params, int thresh)
+{
+    return thresh ? tsr__box_args_threshold(src, dst, (const tsr_threshold_params *)params)
+                  : tsr__box_args_box(src, dst, (const tsr_box_params *)params);
+}
+
+static int tsr__small_supports(const tsr_image *src, const void *params, int thresh, int ring)
 {
     tsr_image dummy = *src;
-    return tsr__box_reg_plan(tsr__box_args_box(src, &dummy, (const tsr_box_params *)params), src->depth, src, &dummy,
-                             NULL, 0);
+    return tsr__box_reg_plan(tsr__small_args(src, &dummy, params, thresh), src->depth, src, &dummy, NULL, ring);
 }
 
-/* box/reg: see the kernel's comment. */
-static tsr_status tsr__box_reg(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
+static tsr_status tsr__small_run(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex,
+                                 int thresh, int ring)
 {
-    tsr__box_args a = tsr__box_args_box(src, dst, (const tsr_box_params *)params);
-    return tsr__box_reg_run(a, src, dst, (cudaStream_t)ex->stream, "box/reg kernel", 0);
+    static const char *what[2][2] = {{"box/reg kernel", "box/ring kernel"},
+                                     {"threshold/reg kernel", "threshold/ring kernel"}};
+    return tsr__box_reg_run(tsr__small_args(src, dst, params, thresh), src, dst, (cudaStream_t)ex->stream,
+                            what[thresh][ring], ring);
 }
 
+/* box/reg: see the kernel's comment. box/ring: see the comment above tsr__box_ring_kernel (the
+ * same arithmetic, radii up to 3). threshold/reg and threshold/ring: their means with the
+ * comparison as the output step. */
+static int tsr__box_reg_supports(const tsr_image *src, const void *params) { return tsr__small_supports(src, params, 0, 0); }
+static int tsr__box_ring_supports(const tsr_image *src, const void *params) { return tsr__small_supports(src, params, 0, 1); }
 static int tsr__threshold_reg_supports(const tsr_image *src, const void *params)
 {
-    tsr_image dummy = *src;
-    return tsr__box_reg_plan(tsr__box_args_threshold(src, &dummy, (const tsr_threshold_params *)params), src->depth,
-                             src, &dummy, NULL, 0);
+    return tsr__small_supports(src, params, 1, 0);
 }
-
-/* threshold/reg: box/reg's means with the comparison as the output step. */
-static tsr_status tsr__threshold_reg(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
+static tsr_status tsr__box_reg(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
 {
-    tsr__box_args a = tsr__box_args_threshold(src, dst, (const tsr_threshold_params *)params);
-    return tsr__box_reg_run(a, src, dst, (cudaStream_t)ex->stream, "threshold/reg kernel", 0);
+    return tsr__small_run(src, dst, params, ex, 0, 0);
 }
-
-static int tsr__box_ring_supports(const tsr_image *src, const void *params)
-{
-    tsr_image dummy = *src;
-    return tsr__box_reg_plan(tsr__box_args_box(src, &dummy, (const tsr_box_params *)params), src->depth, src, &dummy,
-                             NULL, 1);
-}
-
-/* box/ring: see the comment above tsr__box_ring_kernel (box/reg's arguments, radii up to 3). */
 static tsr_status tsr__box_ring(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
 {
-    tsr__box_args a = tsr__box_args_box(src, dst, (const tsr_box_params *)params);
-    return tsr__box_reg_run(a, src, dst, (cudaStream_t)ex->stream, "box/ring kernel", 1);
+    return tsr__small_run(src, dst, params, ex, 0, 1);
 }
-
-/* threshold/ring: box/ring's means with threshold/reg's comparison as the output step. */
+static tsr_status tsr__threshold_reg(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
+{
+    return tsr__small_run(src, dst, params, ex, 1, 0);
+}
 static tsr_status tsr__threshold_ring(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
 {
-    tsr__box_args a = tsr__box_args_threshold(src, dst, (const tsr_threshold_params *)params);
-    return tsr__box_reg_run(a, src, dst, (cudaStream_t)ex->stream, "threshold/ring kernel", 1);
+    return tsr__small_run(src, dst, params, ex, 1, 1);
 }
 
 extern "C" const tsr_variant tsr__box_cuda[] = {

@@ -1377,29 +1377,18 @@ static int tsr__box_reg_plan(const tsr__box_args &a, int depth, const tsr_image 
     int shift;
     if (!tsr__box_magic(a.mean.area, a.mean.half, &magic, &shift) || shift != 0) return 0;
     if (!g) return 1;
-    /* Strips are whole groups of ring length N rows (see tsr__rg_strips, tsr__rn_strips). */
+    /* Strips are whole groups of ring length n rows (see tsr__rg_strips, tsr__rn_strips). */
     long long n = 2 * a.ry + 1 + (ring ? tsr__rn_ahead(a.ry) : (int)TSR_RG_AHEAD);
     g->xend = (a.w & ~(TSR_RG_CPT - 1)) - TSR_RG_CPT;
     g->nseg = (int)(((long long)g->xend - TSR_RG_CPT + TSR_RG_OW - 1) / TSR_RG_OW);
-    if (ring) {
-        /* One ring per strip: every row of the strip queued at its start. TSR_CUDA_RING_STRIP
-         * (rows, rounded up to whole rings) for measurements. */
-        long long sh = tsr__env_int("TSR_CUDA_RING_STRIP", 1);
-        if (sh < 1) sh = 1;
-        if (sh > a.h) sh = a.h;
-        sh = (sh + n - 1) / n * n;
-        g->strip_h = (int)sh;
-        g->nstrips = (int)((a.h + sh - 1) / sh);
-        g->half2 = (unsigned)a.mean.half * 0x10001u;
-        g->magic = magic;
-        return 1;
-    }
-    /* Strips of one ring (n rows), two for ry = 1 on images short of warps: tessera-bench-cuda
-     * --small (H100, eighth session), box r = 1 / 2 on 8192x8192 56.8 / 70.1 us against 59.1 /
-     * 74.7 at two rings, r = 2 on 3840x2160 17.0 against 20.8; r = 1 there 11.8 at two rings
-     * against 12.3 at one. */
-    long long sh = a.ry >= 2 || !tsr__cu_short_of_warps(a.h, g->nseg) ? 1 : n + 1;
-    sh = tsr__env_int("TSR_CUDA_REG_STRIP", (int)sh);
+    /* box/ring: one ring per strip, every row of the strip queued at its start.
+     * box/reg: strips of one ring (n rows), two for ry = 1 on images short of warps:
+     * tessera-bench-cuda --small (H100, eighth session), box r = 1 / 2 on 8192x8192 56.8 / 70.1 us
+     * against 59.1 / 74.7 at two rings, r = 2 on 3840x2160 17.0 against 20.8; r = 1 there 11.8 at
+     * two rings against 12.3 at one. TSR_CUDA_RING_STRIP / TSR_CUDA_REG_STRIP (rows, rounded up
+     * to whole rings) for measurements. */
+    long long sh = ring || a.ry >= 2 || !tsr__cu_short_of_warps(a.h, g->nseg) ? 1 : n + 1;
+    sh = tsr__env_int(ring ? "TSR_CUDA_RING_STRIP" : "TSR_CUDA_REG_STRIP", (int)sh);
     if (sh < 1) sh = 1;
     if (sh > a.h) sh = a.h;
     sh = (sh + n - 1) / n * n;

@@ -1268,9 +1268,12 @@ __global__ void __launch_bounds__(TSR_RG_WARPS * 32, TSR_RG_MINB) tsr__box_reg_k
 #endif
 
 /* Rows queued ahead of the entering row: the ring is NS = 2 RY + 1 + AHEAD slots, at least 7. */
+#ifndef TSR_RN_AHEAD
+#define TSR_RN_AHEAD 0   /* measurement knob: a fixed AHEAD for every ry (0: the rule) */
+#endif
 __host__ __device__ constexpr int tsr__rn_ahead(int ry)
 {
-    return 6 - 2 * ry > 2 ? 6 - 2 * ry : 2;
+    return TSR_RN_AHEAD ? TSR_RN_AHEAD : 6 - 2 * ry > 2 ? 6 - 2 * ry : 2;
 }
 
 /* Queue strip row y (unmapped) into this lane's slot, as its own commit group: an asynchronous

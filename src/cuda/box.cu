@@ -1259,10 +1259,11 @@ __global__ void __launch_bounds__(TSR_RG_WARPS * 32, TSR_RG_MINB) tsr__box_reg_k
  * each 5-row strip loads again (147 MB through L1 for a 67 MB image): too few bytes in flight
  * and too many of them twice. Here each lane keeps a private ring of NS = 2 RY + 1 + AHEAD
  * 16-byte slots, filled by asynchronous copies AHEAD rows before the row enters the window, so
- * the copies in flight cost no registers, strips can be long (the 2 RY rows a strip loads twice
- * are a few percent), and the kernel fits 64 registers (8 blocks per SM). A lane only ever reads
- * its own slots, so the ring needs no barrier: cp.async.wait_group orders each lane's copies
- * against its own reads. */
+ * the copies in flight cost no registers (52-64 against reg's 78-80: 8-9 blocks per SM). A lane
+ * only ever reads its own slots, so the ring needs no barrier: cp.async.wait_group orders each
+ * lane's copies against its own reads. A strip is one ring, every row it reads queued at its
+ * start (9 rows for 7 outputs at r = 1): taller strips measured slower on the H100 (r = 1:
+ * 53.3 us at 7 rows, 58.7 at 14, 87.3 at 112; docs/perf-notes.md). */
 #ifndef TSR_RN_MINB
 #define TSR_RN_MINB 8   /* blocks per SM the registers must allow: 64 (measurement knob) */
 #endif
@@ -1331,7 +1332,7 @@ __device__ __forceinline__ void tsr__rn_strips(const tsr__box_args &a, const tsr
 template <int THRESH, int RX, int RY>
 __global__ void __launch_bounds__(TSR_RG_WARPS * 32, TSR_RN_MINB) tsr__box_ring_kernel(tsr__box_args a, tsr__reg_geom g)
 {
-    enum { AHEAD = tsr__rn_ahead(RY), NS = 2 * RY + 1 + AHEAD };
+    enum { NS = 2 * RY + 1 + tsr__rn_ahead(RY) };
     __shared__ uint4 ring[TSR_RG_WARPS][NS * 32];
     if (blockIdx.x == gridDim.x - 1) {
         for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y) tsr__rg_edge_pixels<RX, RY>(a, g, strip);

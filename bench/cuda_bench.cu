@@ -9,7 +9,7 @@
  * Usage: tessera-bench-cuda [--quick] [--no-table] [--ops a,b] [--strips | --warp | --reg | --ring | --wide | --sweep | --small | --resize | --radii]
  *   --strips: box/fast strip-height and column-sums band sweeps; --warp: box/warp and
  *   threshold/warp strip height x slide-path sweep; --reg: box/reg and threshold/reg strip heights;
- *   --ring: box/ring and threshold/ring strip heights at both sizes, beside reg's default;
+ *   --ring: box/ring and threshold/ring strip heights at both sizes (radii 1..7), beside reg's and wide's defaults;
  *   --wide: box/wide and threshold/wide strip heights (3840x2160 too); --sweep: box/sweep and
  *   threshold/sweep strip heights at both sizes; --small: box/reg and threshold/reg strip heights,
  *   sums/packed bands and the resize sweeps at both sizes; --resize: only the resize sweeps
@@ -772,9 +772,10 @@ int main(int argc, char **argv)
             sweep_resize_out(&g);
         }
         if (strips == 8) sweep_resize_out(&g);
-        if (strips == 9) {   /* box/ring's strip heights (rounded up to whole rings), beside box/reg's default */
+        if (strips == 9) {   /* box/ring's strip heights (rounded up to whole rings), beside box/reg's and box/wide's defaults */
             sweep_strips("reg", "TSR_CUDA_REG_STRIP", NULL, {1, 2, 3}, {}, &g);
-            sweep_strips("ring", "TSR_CUDA_RING_STRIP", NULL, {1, 2, 3}, {1, 12}, &g);
+            sweep_strips("wide", "TSR_CUDA_WIDE_STRIP", NULL, {3, 4, 5, 6, 7}, {}, &g);
+            sweep_strips("ring", "TSR_CUDA_RING_STRIP", NULL, {1, 2, 3, 4, 5, 6, 7}, {1, 20}, &g);
         }
         if (strips == 4 && si == 0)
             sweep_strips("wide", "TSR_CUDA_WIDE_STRIP", NULL, {3, 5, 7, 11, 15, 24, 31, 48, 64}, {12, 16, 20, 24, 28, 32, 40, 48},

@@ -1102,13 +1102,13 @@ static tsr_status tsr__threshold_warp(const tsr_image *src, tsr_image *dst, cons
  * columns of lanes 1..30 and re-reads 16 columns on each side. Only whole aligned 16-column
  * groups with their halo inside the image are done this way, so no lane ever maps a column
  * through the border; the first 16 and the last 16-31 columns are left to one more column of
- * blocks that reads their windows pixel by pixel (a per-lane border path cost 20% more
+ * blocks that stages their windows in shared memory (a per-lane border path cost 20% more
  * instructions and diverged: 21 of 32 lanes active). */
 #ifndef TSR_RG_MINB
 #define TSR_RG_MINB 1   /* blocks per SM the register allocation must allow (measurement knob) */
 #endif
 enum { TSR_RG_CPT = 16, TSR_RG_LANES_OUT = 30, TSR_RG_OW = TSR_RG_LANES_OUT * TSR_RG_CPT, TSR_RG_WARPS = 4,
-       TSR_RG_RMAX = 2, TSR_RG_RMAX_THRESH = 3, TSR_RG_AHEAD = 2 };
+       TSR_RG_RMAX = 2, TSR_RG_RMAX_THRESH = 3, TSR_RG_AHEAD = 2, TSR_RN_RMAX_SQUARE = 7 };
 
 /* Geometry and mean constants of one reg launch (see tsr__box_reg_plan). */
 struct tsr__reg_geom {
@@ -1157,10 +1157,14 @@ __device__ __forceinline__ void tsr__rg_row(const tsr__box_args &a, const tsr__r
     for (int d = -RX; d <= RX; d++) s += TSR__RG_PAIR(d);   /* the window of pixels 0 and 1 */
 #pragma unroll
     for (int k = 0; k < 8; k++) {
-        if (k > 0) {   /* the pair-wise sum of the 2RX+1 pairs */
+        if (k > 0 && RX <= 3) {   /* the pair-wise sum of the 2RX+1 pairs */
             s = g.half2;
 #pragma unroll
             for (int d = -RX; d <= RX; d++) s += TSR__RG_PAIR(2 * k + d);
+        } else if (k > 0) {   /* wider: slid by two pairs in, two out (exact modulo 2^32: no half
+                               * ends negative, so no borrow is left between them) */
+            s = s + TSR__RG_PAIR(2 * k + RX - 1) + TSR__RG_PAIR(2 * k + RX) - TSR__RG_PAIR(2 * k - 2 - RX) -
+                TSR__RG_PAIR(2 * k - 1 - RX);
         }
         m[2 * k] = __umulhi(s & 0xffffu, g.magic);
         m[2 * k + 1] = __umulhi(s >> 16, g.magic);
@@ -1201,33 +1205,56 @@ __device__ __forceinline__ void tsr__rg_strips(const tsr__box_args &a, const tsr
     }
 }
 
-/* The columns the warps leave out, [0, 16) and [xend, w), of the rows of strip 'strip': one
- * thread per pixel, the window read through the borders (32 to 47 columns: a fraction of a
- * percent of a large image). The radii are compile-time, so every tap's load is issued before
- * the first is added: the generic per-pixel loop (tsr__box_global_pixel) waited for each in
- * turn, and these blocks, one in six of a launch at 8192x8192, held their slots that long
- * (batching 2 strips per edge block made box/ring 7% slower, 64 strips 5.7x). */
-template <int RX, int RY>
-__device__ __forceinline__ void tsr__rg_edge_pixels(const tsr__box_args &a, const tsr__reg_geom &g, int strip)
+/* The columns the warps leave out, [0, 16) and [xend, w), of the rows of strip 'strip' (32 to 47
+ * columns: a fraction of a percent of a large image), by the whole block through shared memory
+ * 'smem' (tsr__rg_edge_bytes(RX, RY) bytes) in chunks of up to 16 rows: the chunk's source
+ * window mapped through the borders and staged once (every load issued at once), its column sums,
+ * then the row sums. Per-pixel windows (49 loads a pixel at radius 3, with every tap unrolled)
+ * made these blocks, one in six of a launch at 8192x8192, the slow ones: with them skipped
+ * box/ring r = 3 took 61 us instead of 72 (docs/perf-notes.md). */
+enum { TSR_RG_EDGE_CH = 16 };
+__host__ __device__ constexpr int tsr__rg_edge_cols(int rx) { return 3 * TSR_RG_CPT - 1 + 4 * rx; }
+__host__ __device__ constexpr int tsr__rg_edge_bytes(int rx, int ry)
 {
-    const int ncols = TSR_RG_CPT + (a.w - g.xend), y0 = strip * g.strip_h;
-    const int n = ncols * (min(a.h, y0 + g.strip_h) - y0);
-    for (int i = threadIdx.x; i < n; i += blockDim.x) {
-        const int col = i % ncols, y = y0 + i / ncols;
-        const int x = col < TSR_RG_CPT ? col : g.xend + (col - TSR_RG_CPT);
-        int xs[2 * RX + 1];
-#pragma unroll
-        for (int k = 0; k <= 2 * RX; k++) xs[k] = tsr__cu_border_index(x + k - RX, a.w, a.border);
-        unsigned s = 0;
-#pragma unroll
-        for (int j = 0; j <= 2 * RY; j++) {
-            const int yy = tsr__cu_border_index(y + j - RY, a.h, a.border);
-            const uint8_t *row = tsr__cu_row<uint8_t>(a.src, a.sstride, yy < 0 ? 0 : yy);
-#pragma unroll
-            for (int k = 0; k <= 2 * RX; k++)
-                s += yy < 0 || xs[k] < 0 ? (unsigned)a.value : __ldg(row + (xs[k] < 0 ? 0 : xs[k]));
+    return ((TSR_RG_EDGE_CH + 2 * ry) * tsr__rg_edge_cols(rx) + 15) / 16 * 16 + TSR_RG_EDGE_CH * tsr__rg_edge_cols(rx) * 2;
+}
+template <int RX, int RY>
+__device__ __forceinline__ void tsr__rg_edge_tile(const tsr__box_args &a, const tsr__reg_geom &g, int strip,
+                                                  unsigned char *smem)
+{
+    enum { CH = TSR_RG_EDGE_CH, L = TSR_RG_CPT + 2 * RX, TC = tsr__rg_edge_cols(RX) };
+    unsigned char(*T)[TC] = (unsigned char(*)[TC])smem;   /* staged source: chunk rows + 2 RY */
+    unsigned short(*V)[TC] = (unsigned short(*)[TC])(smem + ((CH + 2 * RY) * TC + 15) / 16 * 16);   /* column sums */
+    /* tile column c < L is source column c - RX (left); from L on, xend - RX + (c - L) (right) */
+    const int nr = a.w - g.xend, tc = L + nr + 2 * RX, ncols = TSR_RG_CPT + nr;
+    const int y0 = strip * g.strip_h, y1 = min(a.h, y0 + g.strip_h);
+    for (int t0 = y0; t0 < y1; t0 += CH) {
+        const int ch = min((int)CH, y1 - t0), tr = ch + 2 * RY;
+        __syncthreads();   /* the previous chunk's readers are done */
+        for (int i = threadIdx.x; i < tr * tc; i += blockDim.x) {
+            const int r = i / tc, c = i - r * tc;
+            const int xx = tsr__cu_border_index(c < L ? c - RX : g.xend - RX + (c - L), a.w, a.border);
+            const int yy = tsr__cu_border_index(t0 - RY + r, a.h, a.border);
+            T[r][c] = yy < 0 || xx < 0 ? (unsigned char)a.value : __ldg(tsr__cu_row<uint8_t>(a.src, a.sstride, yy) + xx);
         }
-        tsr__cu_row<uint8_t>(a.dst, a.dstride, y)[x] = tsr__box_result<uint8_t>(a, s, y, (size_t)x);
+        __syncthreads();
+        for (int i = threadIdx.x; i < ch * tc; i += blockDim.x) {
+            const int r = i / tc, c = i - r * tc;
+            unsigned s = 0;
+#pragma unroll
+            for (int j = 0; j <= 2 * RY; j++) s += T[r + j][c];
+            V[r][c] = (unsigned short)s;
+        }
+        __syncthreads();
+        for (int i = threadIdx.x; i < ch * ncols; i += blockDim.x) {
+            const int r = i / ncols, col = i - r * ncols;
+            const int left = col < TSR_RG_CPT, c = left ? col : L + (col - TSR_RG_CPT);   /* the window's first */
+            const int x = left ? col : g.xend + (col - TSR_RG_CPT);
+            unsigned s = 0;
+#pragma unroll
+            for (int k = 0; k <= 2 * RX; k++) s += V[r][c + k];
+            tsr__cu_row<uint8_t>(a.dst, a.dstride, t0 + r)[x] = tsr__box_result<uint8_t>(a, s, t0 + r, (size_t)x);
+        }
     }
 }
 
@@ -1236,8 +1263,9 @@ __device__ __forceinline__ void tsr__rg_edge_pixels(const tsr__box_args &a, cons
 template <int THRESH, int RX, int RY>
 __global__ void __launch_bounds__(TSR_RG_WARPS * 32, TSR_RG_MINB) tsr__box_reg_kernel(tsr__box_args a, tsr__reg_geom g)
 {
+    __shared__ __align__(16) unsigned char edge[tsr__rg_edge_bytes(RX, RY)];
     if (blockIdx.x == gridDim.x - 1) {
-        for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y) tsr__rg_edge_pixels<RX, RY>(a, g, strip);
+        for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y) tsr__rg_edge_tile<RX, RY>(a, g, strip, edge);
         return;
     }
     const int lane = threadIdx.x & 31;
@@ -1267,10 +1295,16 @@ __global__ void __launch_bounds__(TSR_RG_WARPS * 32, TSR_RG_MINB) tsr__box_reg_k
 #ifndef TSR_RN_MINB
 #define TSR_RN_MINB 8   /* blocks per SM the registers must allow: 64 (measurement knob) */
 #endif
+#ifndef TSR_RN_MINB_WIDE
+#define TSR_RN_MINB_WIDE 6   /* the same from ry = 4, whose rings (13 to 17 slots) fit 6 to 8 blocks */
+#endif
 
 /* Rows queued ahead of the entering row: the ring is NS = 2 RY + 1 + AHEAD slots, at least 7. */
 #ifndef TSR_RN_AHEAD
 #define TSR_RN_AHEAD 0   /* measurement knob: a fixed AHEAD for every ry (0: the rule) */
+#endif
+#ifndef TSR_RN_ROLL_FROM
+#define TSR_RN_ROLL_FROM 7   /* from this ry a strip's row loop stays rolled, slots indexed at run time (measurement knob) */
 #endif
 __host__ __device__ constexpr int tsr__rn_ahead(int ry)
 {
@@ -1300,7 +1334,7 @@ template <int THRESH, int RX, int RY>
 __device__ __forceinline__ void tsr__rn_strips(const tsr__box_args &a, const tsr__reg_geom &g, uint4 *ring, int xc,
                                                int load, int out)
 {
-    enum { AHEAD = tsr__rn_ahead(RY), NS = 2 * RY + 1 + AHEAD };
+    enum { AHEAD = tsr__rn_ahead(RY), NS = 2 * RY + 1 + AHEAD, UNROLL = RY >= TSR_RN_ROLL_FROM ? 1 : NS };
     for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y) {
         const int y0 = strip * g.strip_h, n = min(a.h, y0 + g.strip_h) - y0;
         /* strip rows past last are never read for an output that is stored (the slide after
@@ -1315,7 +1349,7 @@ __device__ __forceinline__ void tsr__rn_strips(const tsr__box_args &a, const tsr
         /* whole groups of NS rows (strip heights are multiples of NS but for the image's last
          * strip, whose rows past n are computed from stale slots and not stored) */
         for (int tb = 0; tb < n; tb += NS) {
-#pragma unroll
+#pragma unroll(UNROLL)
             for (int k = 0; k < NS; k++) {
                 const int t = tb + k;
                 tsr__cp_wait<AHEAD - 1>();
@@ -1330,12 +1364,15 @@ __device__ __forceinline__ void tsr__rn_strips(const tsr__box_args &a, const tsr
 }
 
 template <int THRESH, int RX, int RY>
-__global__ void __launch_bounds__(TSR_RG_WARPS * 32, TSR_RN_MINB) tsr__box_ring_kernel(tsr__box_args a, tsr__reg_geom g)
+__global__ void __launch_bounds__(TSR_RG_WARPS * 32, RY <= 3 ? TSR_RN_MINB : TSR_RN_MINB_WIDE)
+    tsr__box_ring_kernel(tsr__box_args a, tsr__reg_geom g)
 {
     enum { NS = 2 * RY + 1 + tsr__rn_ahead(RY) };
     __shared__ uint4 ring[TSR_RG_WARPS][NS * 32];
-    if (blockIdx.x == gridDim.x - 1) {
-        for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y) tsr__rg_edge_pixels<RX, RY>(a, g, strip);
+    static_assert(sizeof(ring) >= tsr__rg_edge_bytes(RX, RY), "the edge columns' staging fits in the ring");
+    if (blockIdx.x == gridDim.x - 1) {   /* the edge blocks stage their windows where the ring would be */
+        for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y)
+            tsr__rg_edge_tile<RX, RY>(a, g, strip, (unsigned char *)&ring[0][0]);
         return;
     }
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -1371,7 +1408,10 @@ static int tsr__box_reg_plan(const tsr__box_args &a, int depth, const tsr_image 
     /* threshold keeps block 7 (radius 3) here: box/wide measured slower there (97.4 against 88.4 us
      * on 8192x8192), while for box r = 3 box/wide was the faster */
     const int rmax = a.thresh || ring ? TSR_RG_RMAX_THRESH : TSR_RG_RMAX;   /* ring: box radii up to 3 too */
-    if (depth != TSR_U8 || a.cn != 1 || a.rx > rmax || a.ry > rmax || a.value > 255) return 0;
+    /* ring also takes square windows up to radius 7 (threshold blocks up to 15): the packed
+     * horizontal sums hold (2r + 1)^2 x 255 plus the rounding in 16 bits up to r = 7 */
+    const int square = ring && a.rx == a.ry && a.rx <= TSR_RN_RMAX_SQUARE;
+    if (depth != TSR_U8 || a.cn != 1 || ((a.rx > rmax || a.ry > rmax) && !square) || a.value > 255) return 0;
     /* 16-byte loads and stores: aligned rows, and at least two lanes of outputs between the
      * halo lanes (narrower images go to box/warp). */
     if (!tsr__cu_aligned(src->data, src->stride, 16) || !tsr__cu_aligned(dst->data, dst->stride, 16) || a.w < 64)
@@ -1411,8 +1451,11 @@ static tsr_status tsr__box_reg_run(const tsr__box_args &a, const tsr_image *src,
     if (!tsr__box_reg_plan(a, src->depth, src, dst, &g, ring)) {
         if (tsr__box_reg_plan(a, src->depth, src, src, NULL, ring))   /* only the destination's rows */
             return tsr__box_unaligned_dst(a, src, dst, st, what);
+        if (ring)
+            return tsr__fail(TSR_E_UNSUPPORTED, "%s: only 8-bit one-channel images with radii up to %d, or equal radii up to %d",
+                             what, TSR_RG_RMAX_THRESH, TSR_RN_RMAX_SQUARE);
         return tsr__fail(TSR_E_UNSUPPORTED, "%s: only 8-bit one-channel images with radii up to %d (%d for threshold)", what,
-                         ring ? TSR_RG_RMAX_THRESH : TSR_RG_RMAX, TSR_RG_RMAX_THRESH);
+                         TSR_RG_RMAX, TSR_RG_RMAX_THRESH);
     }
     dim3 grid(tsr__div_up((unsigned)g.nseg, TSR_RG_WARPS) + 1,   /* + the edge columns' blocks */
               (unsigned)(g.nstrips < TSR_CU_MAX_GRID_Y ? g.nstrips : TSR_CU_MAX_GRID_Y));
@@ -1433,7 +1476,13 @@ static tsr_status tsr__box_reg_run(const tsr__box_args &a, const tsr_image *src,
             default: TSR__RN_LAUNCH(RX, 3); break;                                                       \
         }                                                                                                \
         break
-        switch (a.rx) { TSR__RN_ROW(0); TSR__RN_ROW(1); TSR__RN_ROW(2); TSR__RN_ROW(3); }
+        switch (a.rx) {
+            TSR__RN_ROW(0); TSR__RN_ROW(1); TSR__RN_ROW(2); TSR__RN_ROW(3);
+            case 4: TSR__RN_LAUNCH(4, 4); break;   /* square windows only from radius 4 */
+            case 5: TSR__RN_LAUNCH(5, 5); break;
+            case 6: TSR__RN_LAUNCH(6, 6); break;
+            case 7: TSR__RN_LAUNCH(7, 7); break;
+        }
 #undef TSR__RN_ROW
 #undef TSR__RN_LAUNCH
         return TSR_CUDA_LAUNCHED(what);
@@ -1492,6 +1541,10 @@ static int tsr__threshold_reg_supports(const tsr_image *src, const void *params)
 {
     return tsr__small_supports(src, params, 1, 0);
 }
+static int tsr__threshold_ring_supports(const tsr_image *src, const void *params)
+{
+    return tsr__small_supports(src, params, 1, 1);
+}
 static tsr_status tsr__box_reg(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
 {
     return tsr__small_run(src, dst, params, ex, 0, 0);
@@ -1517,7 +1570,7 @@ extern "C" const tsr_variant tsr__box_cuda[] = {
     {"shared", TSR_BACKEND_CUDA, "shared-memory tile with halo, separable sums in the tile; radii up to 16",
      tsr__box_tile, tsr__box_tile_supports, 0, 0, NULL},
     {"ring", TSR_BACKEND_CUDA,
-     "8-bit gray, radii up to 3: box/reg's arithmetic, the window rows in a per-lane shared-memory ring filled by cp.async",
+     "8-bit gray, radii up to 3 or equal radii up to 7: box/reg's arithmetic, the window rows in a per-lane shared-memory ring filled by cp.async",
      tsr__box_ring, tsr__box_ring_supports, 1, 0, NULL},
     {"reg", TSR_BACKEND_CUDA,
      "8-bit gray, radii up to 2: 16 columns per lane, window rows and column sums in registers (box/ring is faster)",
@@ -1542,8 +1595,8 @@ extern "C" const tsr_variant tsr__box_cuda[] = {
 extern "C" const tsr_variant tsr__threshold_cuda[] = {
     {"shared-tile", TSR_BACKEND_CUDA, "seeds/003: dynamic shared tile with a clamped halo; blocks up to 33",
      tsr__threshold_tile, tsr__threshold_tile_supports, 0, 0, NULL},
-    {"ring", TSR_BACKEND_CUDA, "box/ring's means with the comparison as the output step (8-bit, blocks up to 7)",
-     tsr__threshold_ring, tsr__threshold_reg_supports, 1, 0, NULL},
+    {"ring", TSR_BACKEND_CUDA, "box/ring's means with the comparison as the output step (8-bit, blocks up to 15)",
+     tsr__threshold_ring, tsr__threshold_ring_supports, 1, 0, NULL},
     {"reg", TSR_BACKEND_CUDA, "box/reg's means with the comparison as the output step (8-bit, blocks up to 7)",
      tsr__threshold_reg, tsr__threshold_reg_supports, 0, 0, NULL},
     {"wide", TSR_BACKEND_CUDA, "box/wide's means with the comparison as the output step (8-bit, blocks up to 255)",

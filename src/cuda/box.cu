@@ -3,8 +3,8 @@
  * is computed by one of three methods that are each exact (see tsr__cu_mean_make).
  *
  * Variants (default first where several apply: the registry takes the first that supports)
- *  box/ring         8-bit gray, radii up to 3: column sums in registers, the window rows in a
- *                   per-lane shared-memory ring filled by asynchronous copies
+ *  box/ring         8-bit gray, radii up to 3 or equal radii up to 7: column sums in registers,
+ *                   the window rows in a per-lane shared-memory ring filled by asynchronous copies
  *  box/reg          the same arithmetic with the window rows in registers (slower than ring)
  *  box/wide         8-bit gray, rx up to 127, ry up to 128: per-warp prefix rows (box_wide.cu)
  *  box/sweep        8-bit gray, rx up to 94, ry up to 128: column sums transposed, row running sums (box_sweep.cu)
@@ -1291,7 +1291,11 @@ __global__ void __launch_bounds__(TSR_RG_WARPS * 32, TSR_RG_MINB) tsr__box_reg_k
  * only ever reads its own slots, so the ring needs no barrier: cp.async.wait_group orders each
  * lane's copies against its own reads. A strip is one ring, every row it reads queued at its
  * start (9 rows for 7 outputs at r = 1): taller strips measured slower on the H100 (r = 1:
- * 53.3 us at 7 rows, 58.7 at 14, 87.3 at 112; docs/perf-notes.md). */
+ * 53.3 us at 7 rows, 58.7 at 14, 87.3 at 112; docs/perf-notes.md). Square windows of radius 4
+ * to 7 take the ring too (13 to 17 slots), their horizontal windows slid by pairs rather than
+ * summed: 1.26-1.32x box/wide there. At ry = 7 a strip's 17 rows unrolled missed the
+ * instruction cache (threshold block 15: 86.0 us unrolled, 77.8 rolled); at ry = 6 rolling
+ * gained 2-6% at 8192x8192 and lost 3-5% at 3840x2160, so it starts at 7. */
 #ifndef TSR_RN_MINB
 #define TSR_RN_MINB 8   /* blocks per SM the registers must allow: 64 (measurement knob) */
 #endif

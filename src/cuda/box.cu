@@ -1136,7 +1136,7 @@ __device__ __forceinline__ uint4 tsr__rg_load(const tsr__box_args &a, int y, int
  * 16-byte store where the lane is whole. */
 template <int THRESH, int RX>
 __device__ __forceinline__ void tsr__rg_row(const tsr__box_args &a, const tsr__reg_geom &g, const unsigned c[8],
-                                            uint4 sv, int xc, int store, int y)
+                                            uint4 sv, unsigned char *drow, int store)
 {
     enum { NP = (RX + 1) / 2 };   /* pairs needed from each neighbour */
     unsigned P[8 + 2 * NP + 1];   /* P[k + NP]: the pair (v[2k], v[2k+1]) for k in -NP..8+NP-1 */
@@ -1170,7 +1170,7 @@ __device__ __forceinline__ void tsr__rg_row(const tsr__box_args &a, const tsr__r
         m[2 * k + 1] = __umulhi(s >> 16, g.magic);
     }
 #undef TSR__RG_PAIR
-    *(uint4 *)(tsr__cu_row<uint8_t>(a.dst, a.dstride, y) + xc) = tsr__rg_pack16<THRESH>(a, m, sv);
+    *(uint4 *)drow = tsr__rg_pack16<THRESH>(a, m, sv);
 }
 
 /* Every strip of this warp's segment. The ring holds the source rows y - RY .. y + RY + AHEAD
@@ -1197,7 +1197,8 @@ __device__ __forceinline__ void tsr__rg_strips(const tsr__box_args &a, const tsr
                 const int y = yb + k;
                 /* slot of row y: (y - y0 + RY) % N; row y - RY: (y - y0) % N, which the row
                  * y + RY + 1 + AHEAD replaces once it has left the window. */
-                tsr__rg_row<THRESH, RX>(a, g, c, ring[(k + RY) % N], xc, out && y < y1, y);
+                tsr__rg_row<THRESH, RX>(a, g, c, ring[(k + RY) % N], tsr__cu_row<uint8_t>(a.dst, a.dstride, y) + xc,
+                                        out && y < y1);
                 tsr__rg_slide(c, ring[(k + 2 * RY + 1) % N], ring[k % N]);
                 ring[k % N] = tsr__rg_load(a, y + 1 + RY + TSR_RG_AHEAD, xc, load);
             }
@@ -1331,39 +1332,80 @@ __device__ __forceinline__ void tsr__rn_issue(const tsr__box_args &a, uint4 *slo
     tsr__cp_commit();
 }
 
-/* Every strip of this warp's segment. Strip row i is source row y0 - RY + i, in slot i % NS;
- * output row t needs rows t .. t + 2 RY, and after it row t leaves the window, row t + 2 RY + 1
- * enters, and row t + NS is queued into the slot row t leaves. */
+/* Queue the row at p (inside the image) into this lane's slot, as its own commit group; lanes
+ * that load nothing store zeros. */
+__device__ __forceinline__ void tsr__rn_issue_at(uint4 *slot, const unsigned char *p, int load, int want)
+{
+    if (want) {
+        if (load) tsr__cp16((unsigned char *)slot, p);
+        else *slot = make_uint4(0, 0, 0, 0);
+    }
+    tsr__cp_commit();
+}
+
+#ifndef TSR_RN_INTERIOR_RY
+#define TSR_RN_INTERIOR_RY 2   /* measurement knob: the largest ry with the interior strips' path (-1: none) */
+#endif
+
+/* One strip of this warp's segment: rows y0 .. y0 + n - 1. Strip row i is source row y0 - RY + i,
+ * in slot i % NS; output row t needs rows t .. t + 2 RY, and after it row t leaves the window,
+ * row t + 2 RY + 1 enters, and row t + NS is queued into the slot row t leaves. INTERIOR: every
+ * row the strip reads is inside the image, so rows are queued from a pointer stepped by the
+ * stride, without the border test and the row's address arithmetic. */
+template <int THRESH, int RX, int RY, int INTERIOR>
+__device__ __forceinline__ void tsr__rn_strip(const tsr__box_args &a, const tsr__reg_geom &g, uint4 *ring, int xc,
+                                              int load, int out, int y0, int n)
+{
+    enum { AHEAD = tsr__rn_ahead(RY), NS = 2 * RY + 1 + AHEAD, UNROLL = RY >= TSR_RN_ROLL_FROM ? 1 : NS };
+    /* strip rows past last are never read for an output that is stored (the slide after the
+     * strip's last output reads row n + 2 RY, but nothing uses its result) */
+    const int last = n - 1 + 2 * RY;
+    const unsigned char *ps = INTERIOR ? tsr__cu_row<uint8_t>(a.src, a.sstride, y0 - RY) + xc : NULL;
+    unsigned char *pd = tsr__cu_row<uint8_t>(a.dst, a.dstride, y0) + xc;
+#pragma unroll
+    for (int i = 0; i < NS; i++) {
+        if (INTERIOR) tsr__rn_issue_at(ring + 32 * i, ps + i * a.sstride, load, i <= last);
+        else tsr__rn_issue(a, ring + 32 * i, y0 - RY + i, xc, load, i <= last);
+    }
+    if (INTERIOR) ps += NS * a.sstride;   /* the next row to queue */
+    tsr__cp_wait<AHEAD>();
+    unsigned c[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+#pragma unroll
+    for (int i = 0; i < 2 * RY + 1; i++) tsr__rg_acc(c, ring[32 * i]);
+    /* whole groups of NS rows (strip heights are multiples of NS but for the image's last
+     * strip, whose rows past n are computed from stale slots and not stored) */
+    for (int tb = 0; tb < n; tb += NS) {
+#pragma unroll(UNROLL)
+        for (int k = 0; k < NS; k++) {
+            const int t = tb + k;
+            tsr__cp_wait<AHEAD - 1>();
+            const uint4 sv = THRESH ? ring[32 * ((k + RY) % NS)] : make_uint4(0, 0, 0, 0);
+            tsr__rg_row<THRESH, RX>(a, g, c, sv, pd, out && t < n);
+            pd += a.dstride;
+            tsr__rg_slide(c, ring[32 * ((k + 2 * RY + 1) % NS)], ring[32 * (k % NS)]);
+            if (INTERIOR) {
+                tsr__rn_issue_at(ring + 32 * (k % NS), ps, load, t + NS <= last);
+                ps += a.sstride;
+            } else {
+                tsr__rn_issue(a, ring + 32 * (k % NS), y0 - RY + t + NS, xc, load, t + NS <= last);
+            }
+        }
+    }
+    tsr__cp_wait<0>();   /* nothing of this strip may land in the next one's ring */
+}
+
+/* Every strip of this warp's segment; strips whose rows all lie inside the image take the
+ * interior path (small windows only: a second copy of the unrolled rows). */
 template <int THRESH, int RX, int RY>
 __device__ __forceinline__ void tsr__rn_strips(const tsr__box_args &a, const tsr__reg_geom &g, uint4 *ring, int xc,
                                                int load, int out)
 {
-    enum { AHEAD = tsr__rn_ahead(RY), NS = 2 * RY + 1 + AHEAD, UNROLL = RY >= TSR_RN_ROLL_FROM ? 1 : NS };
     for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y) {
         const int y0 = strip * g.strip_h, n = min(a.h, y0 + g.strip_h) - y0;
-        /* strip rows past last are never read for an output that is stored (the slide after
-         * the strip's last output reads row n + 2 RY, but nothing uses its result) */
-        const int last = n - 1 + 2 * RY;
-#pragma unroll
-        for (int i = 0; i < NS; i++) tsr__rn_issue(a, ring + 32 * i, y0 - RY + i, xc, load, i <= last);
-        tsr__cp_wait<AHEAD>();
-        unsigned c[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-#pragma unroll
-        for (int i = 0; i < 2 * RY + 1; i++) tsr__rg_acc(c, ring[32 * i]);
-        /* whole groups of NS rows (strip heights are multiples of NS but for the image's last
-         * strip, whose rows past n are computed from stale slots and not stored) */
-        for (int tb = 0; tb < n; tb += NS) {
-#pragma unroll(UNROLL)
-            for (int k = 0; k < NS; k++) {
-                const int t = tb + k;
-                tsr__cp_wait<AHEAD - 1>();
-                const uint4 sv = THRESH ? ring[32 * ((k + RY) % NS)] : make_uint4(0, 0, 0, 0);
-                tsr__rg_row<THRESH, RX>(a, g, c, sv, xc, out && t < n, y0 + t);
-                tsr__rg_slide(c, ring[32 * ((k + 2 * RY + 1) % NS)], ring[32 * (k % NS)]);
-                tsr__rn_issue(a, ring + 32 * (k % NS), y0 - RY + t + NS, xc, load, t + NS <= last);
-            }
-        }
-        tsr__cp_wait<0>();   /* nothing of this strip may land in the next one's ring */
+        if (RY <= TSR_RN_INTERIOR_RY && y0 >= RY && y0 + n + RY <= a.h)
+            tsr__rn_strip<THRESH, RX, RY, 1>(a, g, ring, xc, load, out, y0, n);
+        else
+            tsr__rn_strip<THRESH, RX, RY, 0>(a, g, ring, xc, load, out, y0, n);
     }
 }
 

@@ -567,7 +567,7 @@ static void sweep_resize_out(const tsr_image *g)
         tsr_image_free(&ref);
         /* RGB at half the size (3/4 of the gray image's bytes) and 16-bit gray at half the width
          * (as many bytes): rows against cells */
-        /* and RGB / RGBA at half the size shrunk 2x: vec16 (RGBA; RGB takes cells) against cells */
+        /* and RGB / RGBA at half the size shrunk 2x: vec16 against cells (and NPP for RGB) */
         static const char *kinds[4] = {"RGB 8/3", "16-bit 8/3", "RGB 2x", "RGBA 2x"};
         for (int kind = 0; cells && kind < 4; kind++) {
             tsr_image im = {0};
@@ -584,8 +584,21 @@ static void sweep_resize_out(const tsr_image *g)
             const tsr_variant *fast = kind >= 2 ? var : rows;
             double us;
             if (!fast->supports || fast->supports(&im, &p3)) {
+                const char *peer = NULL;
+                double peer_us = -1;
+#ifdef TSR_HAVE_NPP
+                tsr_image no = {0};
+                if (kind == 2 && !tsr_image_create(&no, p3.width, p3.height, 3, TSR_U8, TSR_DEVICE)) {
+                    NppiSize ssz = {im.width, im.height}, dsz = {p3.width, p3.height};
+                    NppiRect sr = {0, 0, im.width, im.height}, dr = {0, 0, p3.width, p3.height};
+                    peer = "nppiResize_8u_C3R(SUPER)";
+                    peer_us = NPP_TIME(nppiResize_8u_C3R_Ctx((const Npp8u *)im.data, (int)im.stride, ssz, sr, (Npp8u *)no.data,
+                                                             (int)no.stride, dsz, dr, NPPI_INTER_SUPER, g_npp));
+                    tsr_image_free(&no);
+                }
+#endif
                 us = time_variant(op, fast, &im, &p3, &o1);
-                print_row("resize", fast->name, kinds[kind], us, b3, NULL, -1);
+                print_row("resize", fast->name, kinds[kind], us, b3, peer, peer_us);
             }
             us = time_variant(op, cells, &im, &p3, &o2);
             snprintf(lab, sizeof lab, "%s%s", kinds[kind], !o1.data || same_image(&o1, &o2) ? "" : " DIFF");

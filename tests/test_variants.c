@@ -402,6 +402,8 @@ TEST(test_variants_resize)
         {200, 90, 29, 13}, {1000, 37, 130, 11}, {600, 50, 200, 49},
         /* CUDA vec16's 2x2 and 4x4: whole 16-output chunks, tails, a tail alone */
         {258, 130, 129, 65}, {1028, 12, 257, 3}, {4, 4, 1, 1}, {40, 8, 10, 2}, {128, 6, 32, 3},
+        /* RGB 2x2: rows of whole 16-byte chunks (32 x 3 = 96 bytes), of a chunk and a tail, and long rows */
+        {64, 4, 32, 2}, {34, 6, 17, 3}, {12, 2, 6, 1}, {1030, 20, 515, 10}, {2050, 3, 1025, 1},
         /* fractional cells of at most 4 x 4 samples (loaded at once by the CUDA kernel) */
         {257, 131, 100, 60}, {1000, 37, 400, 20}, {64, 64, 24, 24},
         /* CUDA rows: several blocks across (256 outputs each) and row groups (8), scales near 3

@@ -154,7 +154,7 @@ __global__ void __launch_bounds__(128) tsr__resize_vec16_kernel(const unsigned c
  * the last whole NP (the row's tail) are made one by one from bytes. The cells kernel loaded each
  * sample with its own 1-byte load. The same scheme for RGB (16 pixels per thread, 96 source
  * bytes per row) was slower than cells on 4096x4096 (H100: 46.2 against 32.7 us; each 16-byte
- * load of a warp spread over 3 KB), so RGB stays on cells. */
+ * load of a warp spread over 3 KB): RGB has its own kernel below. */
 template <int NP>
 __global__ void __launch_bounds__(128) tsr__resize_vec16c_kernel(const unsigned char *src, size_t sstride,
                                                                 unsigned char *dst, size_t dstride, int dw, int dh)
@@ -201,14 +201,96 @@ __global__ void __launch_bounds__(128) tsr__resize_vec16c_kernel(const unsigned 
     }
 }
 
+/* resize/vec16 for 8-bit RGB shrunk 2x2: thread t makes output bytes [16t, 16t + 16) of a row
+ * (5 1/3 pixels: one 16-byte store) from source bytes [32t - 2, 32t + 34) of two rows: the
+ * warp's 16-byte loads cover 1 KB of each row without gaps, where a thread per 16 whole pixels
+ * (96 source bytes) spread each load of a warp over 3 KB and measured slower than the cells
+ * kernel. A thread's first output byte is channel p = t mod 3 of its pixel, which differs from
+ * lane to lane; the code is the same for every p (no divergence): the rows' bytes are summed
+ * as packed 16-bit halves (even and odd bytes apart), the window is moved by 2 - p halves so it
+ * starts at channel 0 of the thread's first pixel (a funnel shift by a lane-dependent amount),
+ * the 18 outputs of those 6 pixels are formed ((s + 2) >> 2, as the reference rounds) and the
+ * 16 bytes from output p on are stored (another funnel shift). Outputs past the last whole 16
+ * bytes of a row are made one by one from bytes. */
+__global__ void __launch_bounds__(128) tsr__resize_vec16rgb_kernel(const unsigned char *src, size_t sstride,
+                                                                  long long srow, unsigned char *dst, size_t dstride,
+                                                                  int dw, int dh)
+{
+    const int t = blockIdx.x * blockDim.x + threadIdx.x, drow = 3 * dw;
+    if (16LL * t >= drow) return;
+    const int ob = 16 * t, p = t % 3;
+    const long long sb = 32LL * t;   /* the thread's first aligned source byte */
+    for (long long dy = blockIdx.y; dy < dh; dy += gridDim.y) {
+        const unsigned char *s0 = src + (size_t)dy * 2 * sstride;
+        unsigned char *d = dst + (size_t)dy * dstride + ob;
+        if (ob + 16 <= drow) {
+            /* the stream: word 0 = bytes sb - 4 .. sb - 1, words 1..8 = sb .. sb + 31, word 9 =
+             * sb + 32 .. sb + 35 (each read only where inside the row and needed: word 0 from
+             * t = 1 on, where p = 0 does not use it; word 9 whenever it lies inside the row's
+             * bytes, which it does whenever p < 2 needs it) */
+            unsigned ev[10], od[10];   /* vertical sums: even bytes (4j, 4j + 2), odd (4j + 1, 4j + 3) */
+#pragma unroll
+            for (int j = 0; j < 10; j++) ev[j] = od[j] = 0;
+#pragma unroll
+            for (int r = 0; r < 2; r++) {
+                const unsigned char *row = s0 + (size_t)r * sstride;
+                unsigned w[10];
+                w[0] = t > 0 ? __ldg((const unsigned *)(row + sb) - 1) : 0u;
+                const uint4 a = __ldg((const uint4 *)(row + sb)), b = __ldg((const uint4 *)(row + sb) + 1);
+                w[1] = a.x; w[2] = a.y; w[3] = a.z; w[4] = a.w;
+                w[5] = b.x; w[6] = b.y; w[7] = b.z; w[8] = b.w;
+                w[9] = sb + 36 <= srow ? __ldg((const unsigned *)(row + sb) + 8) : 0u;
+#pragma unroll
+                for (int j = 0; j < 10; j++) {
+                    ev[j] += w[j] & 0x00ff00ffu;
+                    od[j] += (w[j] >> 8) & 0x00ff00ffu;
+                }
+            }
+            /* S = the stream from byte 4 - 2p: channel 0 of the first pixel at S position 0 */
+            const unsigned sh = 16 * (2 - p);
+            unsigned Se[10], So[10];
+#pragma unroll
+            for (int j = 0; j < 9; j++) {
+                Se[j] = __funnelshift_rc(ev[j], ev[j + 1], sh);
+                So[j] = __funnelshift_rc(od[j], od[j + 1], sh);
+            }
+            Se[9] = So[9] = 0;
+            /* H[i] = V[i] + V[i + 3], rounded: (H[4w], H[4w + 2]) and (H[4w + 1], H[4w + 3]) */
+            unsigned Re[9], Ro[9];
+#pragma unroll
+            for (int j = 0; j < 9; j++) {
+                Re[j] = (((Se[j] + __byte_perm(So[j], So[j + 1], 0x5432)) + 0x00020002u) >> 2) & 0x00ff00ffu;
+                Ro[j] = (((So[j] + Se[j + 1]) + 0x00020002u) >> 2) & 0x00ff00ffu;
+            }
+            /* output m (pixel m / 3, channel m % 3) is H at S position 6 (m / 3) + m % 3 */
+            unsigned q[5] = {0, 0, 0, 0, 0};
+#pragma unroll
+            for (int m = 0; m < 18; m++) {
+                const int i = 6 * (m / 3) + m % 3, r = i & 3;
+                const unsigned v = ((r & 1 ? Ro[i >> 2] : Re[i >> 2]) >> (16 * (r >> 1))) & 0xffu;
+                q[m >> 2] |= v << (8 * (m & 3));
+            }
+            const unsigned bs = 8 * p;   /* the thread's 16 bytes start at output p */
+            *(uint4 *)d = make_uint4(__funnelshift_r(q[0], q[1], bs), __funnelshift_r(q[1], q[2], bs),
+                                     __funnelshift_r(q[2], q[3], bs), __funnelshift_r(q[3], q[4], bs));
+        } else {
+            for (int o = ob; o < drow; o++) {
+                const size_t i = (size_t)(o / 3) * 6 + o % 3;
+                const unsigned sum = s0[i] + s0[i + 3] + s0[sstride + i] + s0[sstride + i + 3];
+                d[o - ob] = (unsigned char)((sum + 2) >> 2);
+            }
+        }
+    }
+}
+
 /* Whether these arguments are vec16's: 8-bit one channel shrunk by 2 or 4 both ways, or 8-bit
- * RGBA shrunk by 2 both ways. */
+ * RGB or RGBA shrunk by 2 both ways. */
 static int tsr__resize_vec16_supports(const tsr_image *src, const void *params)
 {
     int fx, fy;
     if (src->depth != TSR_U8 || !tsr__resize_is_integer(src, (const tsr_resize_params *)params, &fx, &fy) || fx != fy)
         return 0;
-    return src->channels == 1 ? fx == 2 || fx == 4 : src->channels == 4 && fx == 2;
+    return src->channels == 1 ? fx == 2 || fx == 4 : (src->channels == 3 || src->channels == 4) && fx == 2;
 }
 
 /* resize/vec16: see the kernel; rows not 16-byte aligned run the cells kernel. */
@@ -221,6 +303,13 @@ static tsr_status tsr__resize_vec16(const tsr_image *src, tsr_image *dst, const 
     /* Outputs per thread (TSR_CUDA_RESIZE_OUT, 8 or 16, for tessera-bench-cuda --small): 2x the
      * same either way (30.6 / 30.7 us on 8192x8192, H100); 4x 8 (27.3 against 28.4 us, 4.8
      * against 5.2 at 3840x2160): twice the threads, each with 8 loads in flight, not 16. */
+    if (src->channels == 3) {   /* RGB: 16 output bytes per thread */
+        dim3 block(128), grid(tsr__div_up(tsr__div_up(3u * (unsigned)dst->width, 16), 128), tsr__cu_grid_rows(dst->height));
+        tsr__resize_vec16rgb_kernel<<<grid, block, 0, st>>>((const unsigned char *)src->data, src->stride,
+                                                            (long long)tsr_image_row_bytes(src), (unsigned char *)dst->data,
+                                                            dst->stride, dst->width, dst->height);
+        return TSR_CUDA_LAUNCHED("resize/vec16 kernel");
+    }
     if (src->channels == 4) {   /* RGBA: 4 outputs (16 bytes) per thread */
         dim3 block(128), grid(tsr__div_up(tsr__div_up((unsigned)dst->width, 4), 128), tsr__cu_grid_rows(dst->height));
         tsr__resize_vec16c_kernel<4><<<grid, block, 0, st>>>((const unsigned char *)src->data, src->stride,

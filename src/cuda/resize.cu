@@ -865,7 +865,7 @@ static tsr_status tsr__resize_cells(const tsr_image *src, tsr_image *dst, const 
 
 extern "C" const tsr_variant tsr__resize_cuda[] = {
     {"vec16", TSR_BACKEND_CUDA,
-     "8-bit gray shrunk 2x2 or 4x4, RGBA shrunk 2x2: several outputs per thread from 16-byte loads and stores",
+     "8-bit gray shrunk 2x2 or 4x4, RGB and RGBA shrunk 2x2: several outputs per thread from 16-byte loads and stores",
      tsr__resize_vec16, tsr__resize_vec16_supports, 1, 0, NULL},
     {"rows", TSR_BACKEND_CUDA,
      "fractional sizes shrinking by less than 3: a block stages its source rows in shared memory "

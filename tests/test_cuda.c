@@ -282,7 +282,7 @@ static void check_odd_pitches(const char *opname, const tsr_image *host, const v
 /* box and threshold with an aligned source but a destination whose rows are not 16-byte aligned
  * (supports() sees only the source; the viewer's pixel buffers are such destinations): the reg,
  * ring and wide variants, asked for by name or chosen by default, hand the run to a kernel that takes
- * any alignment, and the result is exact. Radii 1 and 3 (reg, wide), 64 (wide beyond box/warp's
+ * any alignment, and the result is exact. Radii 1 and 3 (reg, ring, wide), 64 (wide beyond box/warp's
  * 48: box/fast), blocks 5, 17 and 129. */
 TEST(test_cuda_unaligned_destination)
 {

@@ -1132,8 +1132,8 @@ __device__ __forceinline__ uint4 tsr__rg_load(const tsr__box_args &a, int y, int
 }
 
 /* The output row of this lane from its column sums c (and for threshold the source row sv):
- * horizontal window sums pair by pair, means by multiply-high, bytes packed and stored with one
- * 16-byte store where the lane is whole. */
+ * horizontal window sums pair by pair (summed up to RX = 3, slid beyond), means by
+ * multiply-high, bytes packed and stored at drow with one 16-byte store where the lane is whole. */
 template <int THRESH, int RX>
 __device__ __forceinline__ void tsr__rg_row(const tsr__box_args &a, const tsr__reg_geom &g, const unsigned c[8],
                                             uint4 sv, unsigned char *drow, int store)
@@ -1429,9 +1429,6 @@ __global__ void __launch_bounds__(TSR_RG_WARPS * 32, RY <= 3 ? TSR_RN_MINB : TSR
     tsr__rn_strips<THRESH, RX, RY>(a, g, ring[warp] + lane, xc, xc <= g.xend, out);
 }
 
-/* Plan a reg launch; 0 when this variant does not take the arguments (not 8-bit gray, a radius
- * above 2 or of 0 on both axes, a constant above 255). With g NULL only answers that.
- * TSR_CUDA_REG_STRIP overrides the rows per strip for measurements. */
 /* The run of a variant whose plan needs 16-byte aligned destination rows, for a destination
  * whose rows are not (supports() sees only the source, so a default can meet one: the viewer's
  * pixel buffers): box/warp, else box/fast (which computes threshold too), both taking any
@@ -1448,11 +1445,13 @@ tsr_status tsr__box_unaligned_dst(const tsr__box_args &a, const tsr_image *src, 
     return tsr__fail(TSR_E_UNSUPPORTED, "%s: no kernel takes this destination's row alignment at radius %d", what, a.rx);
 }
 
+/* Plan a reg (ring = 0) or ring launch; 0 when the variant does not take the arguments (not 8-bit
+ * gray; reg: a box radius above 2 or a threshold block above 7; ring: a radius above 3 unless both
+ * are equal and at most 7; a constant above 255). With g NULL only answers that.
+ * TSR_CUDA_REG_STRIP / TSR_CUDA_RING_STRIP override the rows per strip for measurements. */
 static int tsr__box_reg_plan(const tsr__box_args &a, int depth, const tsr_image *src, const tsr_image *dst,
                              tsr__reg_geom *g, int ring)
 {
-    /* threshold keeps block 7 (radius 3) here: box/wide measured slower there (97.4 against 88.4 us
-     * on 8192x8192), while for box r = 3 box/wide was the faster */
     const int rmax = a.thresh || ring ? TSR_RG_RMAX_THRESH : TSR_RG_RMAX;   /* ring: box radii up to 3 too */
     /* ring also takes square windows up to radius 7 (threshold blocks up to 15): the packed
      * horizontal sums hold (2r + 1)^2 x 255 plus the rounding in 16 bits up to r = 7 */
@@ -1579,7 +1578,7 @@ static tsr_status tsr__small_run(const tsr_image *src, tsr_image *dst, const voi
 }
 
 /* box/reg: see the kernel's comment. box/ring: see the comment above tsr__box_ring_kernel (the
- * same arithmetic, radii up to 3). threshold/reg and threshold/ring: their means with the
+ * same arithmetic, radii up to 3 or equal radii up to 7). threshold/reg and threshold/ring: their means with the
  * comparison as the output step. */
 static int tsr__box_reg_supports(const tsr_image *src, const void *params) { return tsr__small_supports(src, params, 0, 0); }
 static int tsr__box_ring_supports(const tsr_image *src, const void *params) { return tsr__small_supports(src, params, 0, 1); }

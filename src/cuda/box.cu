@@ -1131,10 +1131,33 @@ __device__ __forceinline__ uint4 tsr__rg_load(const tsr__box_args &a, int y, int
     return __ldg((const uint4 *)(tsr__cu_row<uint8_t>(a.src, a.sstride, yy) + xc));
 }
 
+/* Small windows take their means straight from the packed pair s = (hi << 16) | lo of window
+ * sums (plus half): hi = umulhi(s, M) and lo = umulhi(s << 16, M) with M = ceil(2^16 / A), A =
+ * (2 RX + 1)(2 RY + 1), with no unpacking. Exact when X (e + 1) 2^16 + X e < 2^32, X = 255 A +
+ * (A - 1) / 2 the largest s and e = M A - 2^16 (the hi product's excess over x / A plus the most
+ * that lo adds below it stay under 1 / A): A <= 21 (every window up to 3x3, and 1 x 5 .. 3 x 7),
+ * checked exhaustively for those. The unpacking shifts and masks ran on the integer ALU pipe,
+ * the kernel's busiest (Nsight Compute: math-pipe throttle); the multiplies run on the FMA pipe. */
+__host__ __device__ constexpr unsigned tsr__rg_pk_magic(int rx, int ry)
+{
+    return (unsigned)((65536ull + (2ull * rx + 1) * (2ull * ry + 1) - 1) / ((2ull * rx + 1) * (2ull * ry + 1)));
+}
+#ifndef TSR_RG_PK
+#define TSR_RG_PK 1   /* measurement knob: 0 unpacks every window sum before its multiply-high */
+#endif
+__host__ __device__ constexpr bool tsr__rg_pk_exact(int rx, int ry)
+{
+    return TSR_RG_PK && (255ull * (2 * rx + 1) * (2 * ry + 1) + ((2ull * rx + 1) * (2 * ry + 1) - 1) / 2) *
+                   ((unsigned long long)tsr__rg_pk_magic(rx, ry) * (2 * rx + 1) * (2 * ry + 1) - 65536 + 1) * 65536 +
+               (255ull * (2 * rx + 1) * (2 * ry + 1) + ((2ull * rx + 1) * (2 * ry + 1) - 1) / 2) *
+                   ((unsigned long long)tsr__rg_pk_magic(rx, ry) * (2 * rx + 1) * (2 * ry + 1) - 65536) <
+           (1ull << 32);
+}
+
 /* The output row of this lane from its column sums c (and for threshold the source row sv):
  * horizontal window sums pair by pair (summed up to RX = 3, slid beyond), means by
  * multiply-high, bytes packed and stored at drow with one 16-byte store where the lane is whole. */
-template <int THRESH, int RX>
+template <int THRESH, int RX, int RY>
 __device__ __forceinline__ void tsr__rg_row(const tsr__box_args &a, const tsr__reg_geom &g, const unsigned c[8],
                                             uint4 sv, unsigned char *drow, int store)
 {
@@ -1166,8 +1189,13 @@ __device__ __forceinline__ void tsr__rg_row(const tsr__box_args &a, const tsr__r
             s = s + TSR__RG_PAIR(2 * k + RX - 1) + TSR__RG_PAIR(2 * k + RX) - TSR__RG_PAIR(2 * k - 2 - RX) -
                 TSR__RG_PAIR(2 * k - 1 - RX);
         }
-        m[2 * k] = __umulhi(s & 0xffffu, g.magic);
-        m[2 * k + 1] = __umulhi(s >> 16, g.magic);
+        if constexpr (tsr__rg_pk_exact(RX, RY)) {
+            m[2 * k] = __umulhi(s << 16, tsr__rg_pk_magic(RX, RY));
+            m[2 * k + 1] = __umulhi(s, tsr__rg_pk_magic(RX, RY));
+        } else {
+            m[2 * k] = __umulhi(s & 0xffffu, g.magic);
+            m[2 * k + 1] = __umulhi(s >> 16, g.magic);
+        }
     }
 #undef TSR__RG_PAIR
     *(uint4 *)drow = tsr__rg_pack16<THRESH>(a, m, sv);
@@ -1197,7 +1225,7 @@ __device__ __forceinline__ void tsr__rg_strips(const tsr__box_args &a, const tsr
                 const int y = yb + k;
                 /* slot of row y: (y - y0 + RY) % N; row y - RY: (y - y0) % N, which the row
                  * y + RY + 1 + AHEAD replaces once it has left the window. */
-                tsr__rg_row<THRESH, RX>(a, g, c, ring[(k + RY) % N], tsr__cu_row<uint8_t>(a.dst, a.dstride, y) + xc,
+                tsr__rg_row<THRESH, RX, RY>(a, g, c, ring[(k + RY) % N], tsr__cu_row<uint8_t>(a.dst, a.dstride, y) + xc,
                                         out && y < y1);
                 tsr__rg_slide(c, ring[(k + 2 * RY + 1) % N], ring[k % N]);
                 ring[k % N] = tsr__rg_load(a, y + 1 + RY + TSR_RG_AHEAD, xc, load);
@@ -1380,7 +1408,7 @@ __device__ __forceinline__ void tsr__rn_strip(const tsr__box_args &a, const tsr_
             const int t = tb + k;
             tsr__cp_wait<AHEAD - 1>();
             const uint4 sv = THRESH ? ring[32 * ((k + RY) % NS)] : make_uint4(0, 0, 0, 0);
-            tsr__rg_row<THRESH, RX>(a, g, c, sv, pd, out && t < n);
+            tsr__rg_row<THRESH, RX, RY>(a, g, c, sv, pd, out && t < n);
             pd += a.dstride;
             tsr__rg_slide(c, ring[32 * ((k + 2 * RY + 1) % NS)], ring[32 * (k % NS)]);
             if (INTERIOR) {
@@ -1465,6 +1493,8 @@ static int tsr__box_reg_plan(const tsr__box_args &a, int depth, const tsr_image 
     unsigned magic;
     int shift;
     if (!tsr__box_magic(a.mean.area, a.mean.half, &magic, &shift) || shift != 0) return 0;
+    /* the packed-pair means of the smallest windows (tsr__rg_row) take the area from RX and RY */
+    if (a.mean.area != (unsigned long long)(2 * a.rx + 1) * (2 * a.ry + 1) || a.mean.half != (a.mean.area - 1) / 2) return 0;
     if (!g) return 1;
     /* Strips are whole groups of ring length n rows (see tsr__rg_strips, tsr__rn_strips). */
     long long n = 2 * a.ry + 1 + (ring ? tsr__rn_ahead(a.ry) : (int)TSR_RG_AHEAD);

@@ -1131,27 +1131,31 @@ __device__ __forceinline__ uint4 tsr__rg_load(const tsr__box_args &a, int y, int
     return __ldg((const uint4 *)(tsr__cu_row<uint8_t>(a.src, a.sstride, yy) + xc));
 }
 
-/* Small windows take their means straight from the packed pair s = (hi << 16) | lo of window
- * sums (plus half): hi = umulhi(s, M) and lo = umulhi(s << 16, M) with M = ceil(2^16 / A), A =
- * (2 RX + 1)(2 RY + 1), with no unpacking. Exact when X (e + 1) 2^16 + X e < 2^32, X = 255 A +
- * (A - 1) / 2 the largest s and e = M A - 2^16 (the hi product's excess over x / A plus the most
- * that lo adds below it stay under 1 / A): A <= 21 (every window up to 3x3, and 1 x 5 .. 3 x 7),
- * checked exhaustively for those. The unpacking shifts and masks ran on the integer ALU pipe,
- * the kernel's busiest (Nsight Compute: math-pipe throttle); the multiplies run on the FMA pipe. */
-__host__ __device__ constexpr unsigned tsr__rg_pk_magic(int rx, int ry)
-{
-    return (unsigned)((65536ull + (2ull * rx + 1) * (2ull * ry + 1) - 1) / ((2ull * rx + 1) * (2ull * ry + 1)));
-}
+/* Windows up to 13x13 take their means straight from the packed pair s = (hi << 16) | lo of
+ * window sums (plus half), with no unpacking: with M = ceil(2^24 / A), A = (2 RX + 1)(2 RY + 1),
+ * byte 1 of umulhi(s, M) is floor(hi / A) and byte 1 of umulhi(s << 16, M) is floor(lo / A), and
+ * the packing picks byte 1. Exact when X e / 2^24 + X / 2^16 < 1 (X = 255 A + (A - 1) / 2 the
+ * largest s, e = M A - 2^24): what the excess of M and the low half add below the hi quotient
+ * stays under 1 / A. That holds for every window up to 7x7 and the squares up to 13x13 (not
+ * 15x15), checked exhaustively for each. The unpacking shifts and masks ran on the integer ALU
+ * pipe, the kernel's busiest (Nsight Compute: math-pipe throttle); the multiplies run on the
+ * FMA pipe. */
 #ifndef TSR_RG_PK
 #define TSR_RG_PK 1   /* measurement knob: 0 unpacks every window sum before its multiply-high */
 #endif
+__host__ __device__ constexpr unsigned long long tsr__rg_area(int rx, int ry)
+{
+    return (2ull * rx + 1) * (2ull * ry + 1);
+}
+__host__ __device__ constexpr unsigned tsr__rg_pk_magic(int rx, int ry)
+{
+    return (unsigned)(((1ull << 24) + tsr__rg_area(rx, ry) - 1) / tsr__rg_area(rx, ry));
+}
 __host__ __device__ constexpr bool tsr__rg_pk_exact(int rx, int ry)
 {
-    return TSR_RG_PK && (255ull * (2 * rx + 1) * (2 * ry + 1) + ((2ull * rx + 1) * (2 * ry + 1) - 1) / 2) *
-                   ((unsigned long long)tsr__rg_pk_magic(rx, ry) * (2 * rx + 1) * (2 * ry + 1) - 65536 + 1) * 65536 +
-               (255ull * (2 * rx + 1) * (2 * ry + 1) + ((2ull * rx + 1) * (2 * ry + 1) - 1) / 2) *
-                   ((unsigned long long)tsr__rg_pk_magic(rx, ry) * (2 * rx + 1) * (2 * ry + 1) - 65536) <
-           (1ull << 32);
+    return TSR_RG_PK && (255 * tsr__rg_area(rx, ry) + (tsr__rg_area(rx, ry) - 1) / 2) *
+                                ((tsr__rg_pk_magic(rx, ry) * tsr__rg_area(rx, ry) - (1ull << 24)) * 65536 + (1ull << 24)) <
+                            (1ull << 40);
 }
 
 /* The output row of this lane from its column sums c (and for threshold the source row sv):
@@ -1198,7 +1202,7 @@ __device__ __forceinline__ void tsr__rg_row(const tsr__box_args &a, const tsr__r
         }
     }
 #undef TSR__RG_PAIR
-    *(uint4 *)drow = tsr__rg_pack16<THRESH>(a, m, sv);
+    *(uint4 *)drow = tsr__rg_pack16<THRESH, tsr__rg_pk_exact(RX, RY) ? 1 : 0>(a, m, sv);
 }
 
 /* Every strip of this warp's segment. The ring holds the source rows y - RY .. y + RY + AHEAD

@@ -173,7 +173,7 @@ __device__ __forceinline__ void tsr__rg_slide(unsigned c[8], uint4 in, uint4 out
 /* The 16 output bytes of a lane from its 16 means m (8-bit gray box/reg and box/wide): the means
  * themselves, or for threshold OpenCV's test of the source bytes sv against them; packed with
  * three byte permutes per 4 bytes for one 16-byte store. */
-template <int THRESH>
+template <int THRESH, int MB = 0>   /* MB: the byte of m[j] that holds the mean (0 or 1, the rest below 2^(8 MB + 8)) */
 __device__ __forceinline__ uint4 tsr__rg_pack16(const tsr__box_args &a, unsigned m[16], uint4 sv)
 {
     unsigned o[4];
@@ -190,7 +190,8 @@ __device__ __forceinline__ uint4 tsr__rg_pack16(const tsr__box_args &a, unsigned
 #pragma unroll
         for (int q = 0; q < 4; q++) {
             const unsigned s0 = __byte_perm(sw[q], 0, 0x4140), s1 = __byte_perm(sw[q], 0, 0x4342);
-            const unsigned m0 = __byte_perm(m[4 * q], m[4 * q + 1], 0x5410), m1 = __byte_perm(m[4 * q + 2], m[4 * q + 3], 0x5410);
+            const unsigned sel = MB ? 0x6521 : 0x5410;
+            const unsigned m0 = __byte_perm(m[4 * q], m[4 * q + 1], sel), m1 = __byte_perm(m[4 * q + 2], m[4 * q + 3], sel);
             const unsigned x0 = a.inverse ? m0 - s0 + c : s0 - m0 + c, x1 = a.inverse ? m1 - s1 + c : s1 - m1 + c;
             o[q] = ((__byte_perm(x0, x1, 0x7531) >> 7) & 0x01010101u) * (unsigned)a.maxval;
         }
@@ -198,8 +199,8 @@ __device__ __forceinline__ uint4 tsr__rg_pack16(const tsr__box_args &a, unsigned
     } else {
 #pragma unroll
         for (int q = 0; q < 4; q++)
-            o[q] = __byte_perm(__byte_perm(m[4 * q], m[4 * q + 1], 0x0040), __byte_perm(m[4 * q + 2], m[4 * q + 3], 0x0040),
-                               0x5410);
+            o[q] = __byte_perm(__byte_perm(m[4 * q], m[4 * q + 1], MB ? 0x0051 : 0x0040),
+                               __byte_perm(m[4 * q + 2], m[4 * q + 3], MB ? 0x0051 : 0x0040), 0x5410);
         return make_uint4(o[0], o[1], o[2], o[3]);
     }
 }

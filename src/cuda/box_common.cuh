@@ -170,6 +170,18 @@ __device__ __forceinline__ void tsr__rg_slide(unsigned c[8], uint4 in, uint4 out
     }
 }
 
+#ifndef TSR_PACK_SIGN
+#define TSR_PACK_SIGN 1   /* measurement knob: 0 spreads the outcome bits by shift, mask and multiply */
+#endif
+/* prmt.b32 with selectors whose nibbles may set their top bit, which fills the result byte with
+ * bit 7 of the selected byte (PTX's default mode; __byte_perm documents only the low 3 bits). */
+__device__ __forceinline__ unsigned tsr__prmt_sign(unsigned a, unsigned b, unsigned sel)
+{
+    unsigned r;
+    asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(sel));
+    return r;
+}
+
 /* The 16 output bytes of a lane from its 16 means m (8-bit gray box/reg and box/wide): the means
  * themselves, or for threshold OpenCV's test of the source bytes sv against them; packed with
  * three byte permutes per 4 bytes for one 16-byte store. */
@@ -183,17 +195,20 @@ __device__ __forceinline__ uint4 tsr__rg_pack16(const tsr__box_args &a, unsigned
          * the clamp keeps "always" and "never"); then s - m + 0x8200 - T has bit 15 set exactly
          * when the pixel passes, and stays within [0, 0xffff], so no borrow crosses halves.
          * Inverse: m - s + 0x7dff + T, bit 15 set exactly when it fails. Bytes 1 and 3 of each
-         * half pair carry those bits as their bit 7; the 0/1 bytes times maxval are the output. */
+         * half pair carry those bits as their bit 7, which one byte permute with sign-filling
+         * selectors spreads over their bytes (0xff or 0); masked by maxval, they are the output. */
         const int T = min(max(0x201 - a.idelta, 0), 0x300);
         const unsigned sw[4] = {sv.x, sv.y, sv.z, sv.w};
         const unsigned c = (unsigned)(a.inverse ? 0x7dff + T : 0x8200 - T) * 0x10001u;
+        const unsigned mv = (unsigned)a.maxval * 0x01010101u;
 #pragma unroll
         for (int q = 0; q < 4; q++) {
             const unsigned s0 = __byte_perm(sw[q], 0, 0x4140), s1 = __byte_perm(sw[q], 0, 0x4342);
             const unsigned sel = MB ? 0x6521 : 0x5410;
             const unsigned m0 = __byte_perm(m[4 * q], m[4 * q + 1], sel), m1 = __byte_perm(m[4 * q + 2], m[4 * q + 3], sel);
             const unsigned x0 = a.inverse ? m0 - s0 + c : s0 - m0 + c, x1 = a.inverse ? m1 - s1 + c : s1 - m1 + c;
-            o[q] = ((__byte_perm(x0, x1, 0x7531) >> 7) & 0x01010101u) * (unsigned)a.maxval;
+            o[q] = TSR_PACK_SIGN ? tsr__prmt_sign(x0, x1, 0xfdb9) & mv
+                                 : ((__byte_perm(x0, x1, 0x7531) >> 7) & 0x01010101u) * (unsigned)a.maxval;
         }
         return make_uint4(o[0], o[1], o[2], o[3]);
     } else {

@@ -291,6 +291,18 @@ static inline int tsr__box_magic(unsigned long long area, unsigned long long hal
     return 0;
 }
 
+/* The same division with the mean in byte 1 of the multiply-high: floor((s + half) / area) ==
+ * umulhi(s + half, *magic) >> 8 (k = 40 above), so a byte permute that packs the output takes it
+ * without a shift instruction (the result stays below 2^16). 0 when no 32-bit magic works (area
+ * 256 or less: use tsr__box_magic's shift 0). */
+static inline int tsr__box_magic_byte1(unsigned long long area, unsigned long long half, unsigned *magic)
+{
+    const unsigned long long tmax = 255 * area + half, two_k = 1ull << 40, M = (two_k + area - 1) / area;
+    if (M > 0xffffffffull || (M * area - two_k) * tmax >= two_k) return 0;
+    *magic = (unsigned)M;
+    return 1;
+}
+
 /* box/wide and threshold/wide (box_wide.cu), registered in box.cu's tables. */
 extern "C" int tsr__box_wide_supports(const tsr_image *src, const void *params);
 extern "C" tsr_status tsr__box_wide(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex);

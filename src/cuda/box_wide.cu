@@ -22,9 +22,15 @@
  * arithmetic. Edge segments' strips are split shorter so they do not finish last. Rows outside
  * the image are mapped through the border when loaded (any ry).
  *
- * The mean is floor((s + half) / area) = umulhi(s + half, magic) >> shift (tsr__box_magic), with
- * no shift instruction where the host found shift 0 exact (windows up to about 4096 pixels). */
+ * The mean is floor((s + half) / area) = umulhi(s + half, magic) where the host found that exact
+ * (tsr__box_magic's shift 0: windows up to about 4096 pixels), else byte 1 of umulhi(s + half,
+ * ceil(2^40 / area)) (tsr__box_magic_byte1, exact for every window this kernel takes), which the
+ * output's byte permutes pick without a shift (16 fewer instructions a lane-row). */
 #include "box_common.cuh"
+
+#ifndef TSR_WD_BYTE1
+#define TSR_WD_BYTE1 1   /* measurement knob: 0 shifts the multiply-high of large windows instead */
+#endif
 
 enum {
     TSR_WD_CPT = 16,                        /* columns per lane */
@@ -48,7 +54,8 @@ struct tsr__wide_geom {
     int strip_e, nstrips_e; /* the same for the edge segments (shorter strips) */
     long long nwarps_e, nwarps;   /* edge warps come first in the launch, then the interior */
     unsigned half, magic;
-    int shift;
+    int shift;              /* nonzero: the mean is byte 1 of the multiply-high (shifted by 'shift' with
+                               TSR_WD_BYTE1 0) */
     int kp, mp;             /* rx + 1 = 16 kp + mp */
     int km, mm;             /* -rx = 16 km + mm, 0 <= mm < 16 */
     unsigned cv;            /* the column sum of a column outside the image (constant border) */
@@ -126,8 +133,8 @@ __device__ __forceinline__ void tsr__wd_row(const tsr__box_args &a, const tsr__w
     }
     const int xc = xs + TSR_WD_CPT * lane;
 #pragma unroll
-    for (int j = 0; j < 16; j++) m[j] = SHIFT ? __umulhi(m[j], g.magic) >> g.shift : __umulhi(m[j], g.magic);
-    const uint4 o = tsr__rg_pack16<THRESH>(a, m, sv);
+    for (int j = 0; j < 16; j++) m[j] = SHIFT && !TSR_WD_BYTE1 ? __umulhi(m[j], g.magic) >> g.shift : __umulhi(m[j], g.magic);
+    const uint4 o = tsr__rg_pack16<THRESH, SHIFT && TSR_WD_BYTE1 ? 1 : 0>(a, m, sv);
     uint8_t *drow = tsr__cu_row<uint8_t>(a.dst, a.dstride, y) + xc;
     if (!EDGE || xc + TSR_WD_CPT <= a.w) {
         *(uint4 *)drow = o;
@@ -273,6 +280,7 @@ static int tsr__box_wide_plan(const tsr__box_args &a, int depth, const tsr_image
     unsigned magic;
     int shift;
     if (!tsr__box_magic(a.mean.area, a.mean.half, &magic, &shift)) return 0;
+    if (shift && TSR_WD_BYTE1 && !tsr__box_magic_byte1(a.mean.area, a.mean.half, &magic)) return 0;
     if (!g) return 1;
     g->lo = (a.rx + 15) >> 4;
     g->ow = (32 - 2 * g->lo) * TSR_WD_CPT;

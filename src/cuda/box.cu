@@ -1131,17 +1131,21 @@ __device__ __forceinline__ uint4 tsr__rg_load(const tsr__box_args &a, int y, int
     return __ldg((const uint4 *)(tsr__cu_row<uint8_t>(a.src, a.sstride, yy) + xc));
 }
 
-/* Windows up to 13x13 take their means straight from the packed pair s = (hi << 16) | lo of
+/* Windows up to 15x15 take their means straight from the packed pair s = (hi << 16) | lo of
  * window sums (plus half), with no unpacking: with M = ceil(2^24 / A), A = (2 RX + 1)(2 RY + 1),
  * byte 1 of umulhi(s, M) is floor(hi / A) and byte 1 of umulhi(s << 16, M) is floor(lo / A), and
  * the packing picks byte 1. Exact when X e / 2^24 + X / 2^16 < 1 (X = 255 A + (A - 1) / 2 the
  * largest s, e = M A - 2^24): what the excess of M and the low half add below the hi quotient
- * stays under 1 / A. That holds for every window up to 7x7 and the squares up to 13x13 (not
- * 15x15), checked exhaustively for each. The unpacking shifts and masks ran on the integer ALU
+ * stays under 1 / A. That holds for every window up to 7x7 and the squares up to 13x13, checked
+ * exhaustively for each. 15x15 masks the low half off first (umulhi(s & 0xffff0000, M)), which
+ * needs only X e / 2^24 < 1 (tsr__rg_pk_masked). The unpacking shifts and masks ran on the integer ALU
  * pipe, the kernel's busiest (Nsight Compute: math-pipe throttle); the multiplies run on the
  * FMA pipe. */
 #ifndef TSR_RG_PK
 #define TSR_RG_PK 1   /* measurement knob: 0 unpacks every window sum before its multiply-high */
+#endif
+#ifndef TSR_RG_PK_MASKED
+#define TSR_RG_PK_MASKED TSR_RG_PK   /* measurement knob: 0 leaves 15x15 unpacked */
 #endif
 __host__ __device__ constexpr unsigned long long tsr__rg_area(int rx, int ry)
 {
@@ -1156,6 +1160,14 @@ __host__ __device__ constexpr bool tsr__rg_pk_exact(int rx, int ry)
     return TSR_RG_PK && (255 * tsr__rg_area(rx, ry) + (tsr__rg_area(rx, ry) - 1) / 2) *
                                 ((tsr__rg_pk_magic(rx, ry) * tsr__rg_area(rx, ry) - (1ull << 24)) * 65536 + (1ull << 24)) <
                             (1ull << 40);
+}
+
+__host__ __device__ constexpr bool tsr__rg_pk_masked(int rx, int ry)
+{
+    return TSR_RG_PK_MASKED && !tsr__rg_pk_exact(rx, ry) && 255 * tsr__rg_area(rx, ry) + (tsr__rg_area(rx, ry) - 1) / 2 < 65536 &&
+           (255 * tsr__rg_area(rx, ry) + (tsr__rg_area(rx, ry) - 1) / 2) *
+                   (tsr__rg_pk_magic(rx, ry) * tsr__rg_area(rx, ry) - (1ull << 24)) <
+               (1ull << 24);
 }
 
 /* The output row of this lane from its column sums c (and for threshold the source row sv):
@@ -1193,16 +1205,16 @@ __device__ __forceinline__ void tsr__rg_row(const tsr__box_args &a, const tsr__r
             s = s + TSR__RG_PAIR(2 * k + RX - 1) + TSR__RG_PAIR(2 * k + RX) - TSR__RG_PAIR(2 * k - 2 - RX) -
                 TSR__RG_PAIR(2 * k - 1 - RX);
         }
-        if constexpr (tsr__rg_pk_exact(RX, RY)) {
+        if constexpr (tsr__rg_pk_exact(RX, RY) || tsr__rg_pk_masked(RX, RY)) {
             m[2 * k] = __umulhi(s << 16, tsr__rg_pk_magic(RX, RY));
-            m[2 * k + 1] = __umulhi(s, tsr__rg_pk_magic(RX, RY));
+            m[2 * k + 1] = __umulhi(tsr__rg_pk_masked(RX, RY) ? s & 0xffff0000u : s, tsr__rg_pk_magic(RX, RY));
         } else {
             m[2 * k] = __umulhi(s & 0xffffu, g.magic);
             m[2 * k + 1] = __umulhi(s >> 16, g.magic);
         }
     }
 #undef TSR__RG_PAIR
-    *(uint4 *)drow = tsr__rg_pack16<THRESH, tsr__rg_pk_exact(RX, RY) ? 1 : 0>(a, m, sv);
+    *(uint4 *)drow = tsr__rg_pack16<THRESH, tsr__rg_pk_exact(RX, RY) || tsr__rg_pk_masked(RX, RY) ? 1 : 0>(a, m, sv);
 }
 
 /* Every strip of this warp's segment. The ring holds the source rows y - RY .. y + RY + AHEAD

@@ -339,6 +339,29 @@ TEST(test_variants_threshold)
     finish("threshold", skipped);
 }
 
+/* Constants C at the edges where the outcome becomes constant (s - mean lies in [-255, 255]):
+ * the threshold's outcome offsets are clamped there, and the small blocks' comparison without
+ * division (box/ring, box/reg) folds C into the window sum's offset. Saturated, two-level and
+ * random images, both senses. */
+TEST(test_variants_threshold_c_edges)
+{
+    static const int blocks[] = {3, 5, 7, 9};
+    static const double cs[] = {-256, -255, -254.5, -254, -253, 252.5, 253, 254, 255, 256};
+    int skipped = 0, n = 0;
+    for (int bi = 0; bi < 4; bi++)
+        for (int ci = 0; ci < (int)(sizeof cs / sizeof cs[0]); ci++, n++) {
+            tsr_threshold_params p = {blocks[bi], cs[ci], TSR_THRESH_MEAN, (n >> 2) & 1, n & 2 ? 255 : 200};
+            tsr_image img;
+            char what[128];
+            if (!make(&img, 517, 23, 1, TSR_U8, n % 4)) return;
+            snprintf(what, sizeof what, "%dx%d block=%d C=%g inverse=%d maxval=%d pattern=%d", img.width, img.height,
+                     p.block, p.c, p.inverse, p.maxval, n % 4);
+            skipped += compare_all("threshold", &img, &p, what);
+            tsr_image_free(&img);
+        }
+    finish("threshold", skipped);
+}
+
 TEST(test_variants_sums)
 {
     int skipped = 0;

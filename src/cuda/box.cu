@@ -1114,6 +1114,8 @@ enum { TSR_RG_CPT = 16, TSR_RG_LANES_OUT = 30, TSR_RG_OW = TSR_RG_LANES_OUT * TS
 struct tsr__reg_geom {
     int nseg, strip_h, nstrips;
     unsigned half2;     /* half in both 16-bit halves */
+    unsigned tbase2;    /* threshold windows up to 64 pixels: half + (tau - 1) area + 2^15 in both halves
+                           (tsr__rg_row) */
     unsigned magic;     /* ceil(2^32 / area) */
     int xend;           /* outputs cover [16, xend); xend = w rounded down to 16, less 16 */
 };
@@ -1144,6 +1146,9 @@ __device__ __forceinline__ uint4 tsr__rg_load(const tsr__box_args &a, int y, int
 #ifndef TSR_RG_PK
 #define TSR_RG_PK 1   /* measurement knob: 0 unpacks every window sum before its multiply-high */
 #endif
+#ifndef TSR_RG_SUMCMP
+#define TSR_RG_SUMCMP 1   /* measurement knob: 0 divides first for every threshold window */
+#endif
 #ifndef TSR_RG_PK_MASKED
 #define TSR_RG_PK_MASKED TSR_RG_PK   /* measurement knob: 0 leaves 15x15 unpacked */
 #endif
@@ -1173,6 +1178,18 @@ __host__ __device__ constexpr bool tsr__rg_pk_masked(int rx, int ry)
 /* The output row of this lane from its column sums c (and for threshold the source row sv):
  * horizontal window sums pair by pair (summed up to RX = 3, slid beyond), means by
  * multiply-high, bytes packed and stored at drow with one 16-byte store where the lane is whole. */
+/* Threshold windows of up to 64 pixels compare without dividing: with m = floor((W + half) / A)
+ * and tau = 1 - idelta clamped to [-255, 256] (s - m lies in [-255, 255]), the pixel passes
+ * (s - m >= tau) exactly when W + half + (tau - 1) A - s A < 0. Each half of the packed pair
+ * z = (W + half + (tau - 1) A + 2^15) - s A lies in [2^15 - 511 A, 2^15 + 510.5 A], within
+ * [0, 2^16) for A <= 64, so one multiply-add per pair of pixels (no borrow crosses the halves)
+ * leaves the outcome in bit 15 of each half: for blocks 3, 5 and 7 this replaces the
+ * multiply-highs, the means' packing and the subtraction (five instructions a pair). */
+__host__ __device__ constexpr bool tsr__rg_sumcmp(int rx, int ry)
+{
+    return TSR_RG_SUMCMP && tsr__rg_area(rx, ry) <= 64;
+}
+
 template <int THRESH, int RX, int RY>
 __device__ __forceinline__ void tsr__rg_row(const tsr__box_args &a, const tsr__reg_geom &g, const unsigned c[8],
                                             uint4 sv, unsigned char *drow, int store)
@@ -1191,13 +1208,16 @@ __device__ __forceinline__ void tsr__rg_row(const tsr__box_args &a, const tsr__r
     /* pair(j): the column sums of lane offsets j and j + 1 as a packed pair, from P directly
      * (even j) or from the high half of one pair and the low half of the next (odd j). */
 #define TSR__RG_PAIR(j) (((j) & 1) == 0 ? P[NP + (j) / 2] : __byte_perm(P[NP + ((j) - 1) / 2], P[NP + ((j) - 1) / 2 + 1], 0x5432))
-    unsigned m[16], s = g.half2;
+    enum { SUMCMP = THRESH && tsr__rg_sumcmp(RX, RY) };
+    const unsigned base = SUMCMP ? g.tbase2 : g.half2;
+    const unsigned sw[4] = {sv.x, sv.y, sv.z, sv.w};
+    unsigned m[16], s = base;
 #pragma unroll
     for (int d = -RX; d <= RX; d++) s += TSR__RG_PAIR(d);   /* the window of pixels 0 and 1 */
 #pragma unroll
     for (int k = 0; k < 8; k++) {
         if (k > 0 && RX <= 3) {   /* the pair-wise sum of the 2RX+1 pairs */
-            s = g.half2;
+            s = base;
 #pragma unroll
             for (int d = -RX; d <= RX; d++) s += TSR__RG_PAIR(2 * k + d);
         } else if (k > 0) {   /* wider: slid by two pairs in, two out (exact modulo 2^32: no half
@@ -1205,7 +1225,9 @@ __device__ __forceinline__ void tsr__rg_row(const tsr__box_args &a, const tsr__r
             s = s + TSR__RG_PAIR(2 * k + RX - 1) + TSR__RG_PAIR(2 * k + RX) - TSR__RG_PAIR(2 * k - 2 - RX) -
                 TSR__RG_PAIR(2 * k - 1 - RX);
         }
-        if constexpr (tsr__rg_pk_exact(RX, RY) || tsr__rg_pk_masked(RX, RY)) {
+        if constexpr (SUMCMP) {   /* z = base + W - s A per half: the outcome in bit 15 */
+            m[k] = s + __byte_perm(sw[k >> 1], 0, k & 1 ? 0x4342 : 0x4140) * (unsigned)-(int)tsr__rg_area(RX, RY);
+        } else if constexpr (tsr__rg_pk_exact(RX, RY) || tsr__rg_pk_masked(RX, RY)) {
             m[2 * k] = __umulhi(s << 16, tsr__rg_pk_magic(RX, RY));
             m[2 * k + 1] = __umulhi(tsr__rg_pk_masked(RX, RY) ? s & 0xffff0000u : s, tsr__rg_pk_magic(RX, RY));
         } else {
@@ -1214,7 +1236,13 @@ __device__ __forceinline__ void tsr__rg_row(const tsr__box_args &a, const tsr__r
         }
     }
 #undef TSR__RG_PAIR
-    *(uint4 *)drow = tsr__rg_pack16<THRESH, tsr__rg_pk_exact(RX, RY) || tsr__rg_pk_masked(RX, RY) ? 1 : 0>(a, m, sv);
+    if constexpr (SUMCMP) {   /* 0xff bytes where bit 15 is set (fails), flipped unless inverse, masked by maxval */
+        const unsigned flip = a.inverse ? 0u : 0xffffffffu, mv = (unsigned)a.maxval * 0x01010101u;
+        *(uint4 *)drow = make_uint4((tsr__prmt_sign(m[0], m[1], 0xfdb9) ^ flip) & mv, (tsr__prmt_sign(m[2], m[3], 0xfdb9) ^ flip) & mv,
+                                    (tsr__prmt_sign(m[4], m[5], 0xfdb9) ^ flip) & mv, (tsr__prmt_sign(m[6], m[7], 0xfdb9) ^ flip) & mv);
+    } else {
+        *(uint4 *)drow = tsr__rg_pack16<THRESH, tsr__rg_pk_exact(RX, RY) || tsr__rg_pk_masked(RX, RY) ? 1 : 0>(a, m, sv);
+    }
 }
 
 /* Every strip of this warp's segment. The ring holds the source rows y - RY .. y + RY + AHEAD
@@ -1530,6 +1558,12 @@ static int tsr__box_reg_plan(const tsr__box_args &a, int depth, const tsr_image 
     g->strip_h = (int)sh;
     g->nstrips = (int)((a.h + sh - 1) / sh);
     g->half2 = (unsigned)a.mean.half * 0x10001u;
+    if (a.thresh) {   /* the outcome's sign offset for the comparison without division (tsr__rg_row) */
+        long long tau = 1 - (long long)a.idelta;
+        tau = tau < -255 ? -255 : tau > 256 ? 256 : tau;
+        const long long tbase = (long long)a.mean.half + (tau - 1) * (long long)a.mean.area + 0x8000;
+        g->tbase2 = tbase >= 0 && tbase <= 0xffff ? (unsigned)tbase * 0x10001u : 0u;   /* used for area <= 64 only */
+    }
     g->magic = magic;
     return 1;
 }

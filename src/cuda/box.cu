@@ -1160,24 +1160,25 @@ __host__ __device__ constexpr unsigned tsr__rg_pk_magic(int rx, int ry)
 {
     return (unsigned)(((1ull << 24) + tsr__rg_area(rx, ry) - 1) / tsr__rg_area(rx, ry));
 }
+/* X, the largest window sum plus half, and e, the excess M A - 2^24, of the conditions above */
+__host__ __device__ constexpr unsigned long long tsr__rg_pk_x(int rx, int ry)
+{
+    return 255 * tsr__rg_area(rx, ry) + (tsr__rg_area(rx, ry) - 1) / 2;
+}
+__host__ __device__ constexpr unsigned long long tsr__rg_pk_e(int rx, int ry)
+{
+    return tsr__rg_pk_magic(rx, ry) * tsr__rg_area(rx, ry) - (1ull << 24);
+}
 __host__ __device__ constexpr bool tsr__rg_pk_exact(int rx, int ry)
 {
-    return TSR_RG_PK && (255 * tsr__rg_area(rx, ry) + (tsr__rg_area(rx, ry) - 1) / 2) *
-                                ((tsr__rg_pk_magic(rx, ry) * tsr__rg_area(rx, ry) - (1ull << 24)) * 65536 + (1ull << 24)) <
-                            (1ull << 40);
+    return TSR_RG_PK && tsr__rg_pk_x(rx, ry) * (tsr__rg_pk_e(rx, ry) * 65536 + (1ull << 24)) < (1ull << 40);
 }
-
 __host__ __device__ constexpr bool tsr__rg_pk_masked(int rx, int ry)
 {
-    return TSR_RG_PK_MASKED && !tsr__rg_pk_exact(rx, ry) && 255 * tsr__rg_area(rx, ry) + (tsr__rg_area(rx, ry) - 1) / 2 < 65536 &&
-           (255 * tsr__rg_area(rx, ry) + (tsr__rg_area(rx, ry) - 1) / 2) *
-                   (tsr__rg_pk_magic(rx, ry) * tsr__rg_area(rx, ry) - (1ull << 24)) <
-               (1ull << 24);
+    return TSR_RG_PK_MASKED && !tsr__rg_pk_exact(rx, ry) && tsr__rg_pk_x(rx, ry) < 65536 &&
+           tsr__rg_pk_x(rx, ry) * tsr__rg_pk_e(rx, ry) < (1ull << 24);
 }
 
-/* The output row of this lane from its column sums c (and for threshold the source row sv):
- * horizontal window sums pair by pair (summed up to RX = 3, slid beyond), means by
- * multiply-high, bytes packed and stored at drow with one 16-byte store where the lane is whole. */
 /* Threshold windows of up to 64 pixels compare without dividing: with m = floor((W + half) / A)
  * and tau = 1 - idelta clamped to [-255, 256] (s - m lies in [-255, 255]), the pixel passes
  * (s - m >= tau) exactly when W + half + (tau - 1) A - s A < 0. Each half of the packed pair
@@ -1190,6 +1191,9 @@ __host__ __device__ constexpr bool tsr__rg_sumcmp(int rx, int ry)
     return TSR_RG_SUMCMP && tsr__rg_area(rx, ry) <= 64;
 }
 
+/* The output row of this lane from its column sums c (and for threshold the source row sv):
+ * horizontal window sums pair by pair (summed up to RX = 3, slid beyond), means by
+ * multiply-high, bytes packed and stored at drow with one 16-byte store where the lane is whole. */
 template <int THRESH, int RX, int RY>
 __device__ __forceinline__ void tsr__rg_row(const tsr__box_args &a, const tsr__reg_geom &g, const unsigned c[8],
                                             uint4 sv, unsigned char *drow, int store)
@@ -1558,6 +1562,7 @@ static int tsr__box_reg_plan(const tsr__box_args &a, int depth, const tsr_image 
     g->strip_h = (int)sh;
     g->nstrips = (int)((a.h + sh - 1) / sh);
     g->half2 = (unsigned)a.mean.half * 0x10001u;
+    g->tbase2 = 0;
     if (a.thresh) {   /* the outcome's sign offset for the comparison without division (tsr__rg_row) */
         long long tau = 1 - (long long)a.idelta;
         tau = tau < -255 ? -255 : tau > 256 ? 256 : tau;

@@ -274,33 +274,36 @@ __device__ __noinline__ static void tsr__wd_partial_store(uint8_t *d, int n, uns
     }
 }
 
+/* M = ceil(2^k / area) when floor(t / area) == floor(t * M / 2^k) for every t <= 255 * area +
+ * half, proven by (M * area - 2^k) * tmax < 2^k, and M fits 32 bits; 0 otherwise. */
+static inline int tsr__box_magic_at(unsigned long long area, unsigned long long half, int k, unsigned *magic)
+{
+    const unsigned long long tmax = 255 * area + half, two_k = 1ull << k, M = (two_k + area - 1) / area;
+    if (M > 0xffffffffull || (M * area - two_k) * tmax >= two_k) return 0;
+    *magic = (unsigned)M;
+    return 1;
+}
+
 /* The exact multiply-high division of the 8-bit window mean: floor((s + half) / area) ==
- * umulhi(s + half, *magic) >> *shift for every window sum s <= 255 * area, proven on the host by
- * (magic * area - 2^k) * tmax < 2^k with k = 32 + shift. 0 when no 32-bit magic number works. */
+ * umulhi(s + half, *magic) >> *shift for every window sum s <= 255 * area (k = 32 + shift, the
+ * smallest that works). 0 when no 32-bit magic number works. */
 static inline int tsr__box_magic(unsigned long long area, unsigned long long half, unsigned *magic, int *shift)
 {
-    unsigned long long tmax = 255 * area + half;
-    for (int s = 0; s < 32; s++) {
-        unsigned long long two_k = 1ull << (32 + s), M = (two_k + area - 1) / area;
-        if (M <= 0xffffffffull && (M * area - two_k) * tmax < two_k) {
-            *magic = (unsigned)M;
+    for (int s = 0; s < 32; s++)
+        if (tsr__box_magic_at(area, half, 32 + s, magic)) {
             *shift = s;
             return 1;
         }
-    }
     return 0;
 }
 
 /* The same division with the mean in byte 1 of the multiply-high: floor((s + half) / area) ==
- * umulhi(s + half, *magic) >> 8 (k = 40 above), so a byte permute that packs the output takes it
+ * umulhi(s + half, *magic) >> 8 (k = 40), so a byte permute that packs the output takes it
  * without a shift instruction (the result stays below 2^16). 0 when no 32-bit magic works (area
  * 256 or less: use tsr__box_magic's shift 0). */
 static inline int tsr__box_magic_byte1(unsigned long long area, unsigned long long half, unsigned *magic)
 {
-    const unsigned long long tmax = 255 * area + half, two_k = 1ull << 40, M = (two_k + area - 1) / area;
-    if (M > 0xffffffffull || (M * area - two_k) * tmax >= two_k) return 0;
-    *magic = (unsigned)M;
-    return 1;
+    return tsr__box_magic_at(area, half, 40, magic);
 }
 
 /* box/wide and threshold/wide (box_wide.cu), registered in box.cu's tables. */

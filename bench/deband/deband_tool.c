@@ -108,6 +108,42 @@ static void cmd_gpu(int w, int h, int iters)
             tsr_frame_free(&d_in);
             tsr_frame_free(&d_out);
         }
+    /* 8-bit frames keep 8 bits out by default, which takes Floyd-Steinberg: the whole frame (tile
+     * kernel into 16-bit values, then the dither) with each dither kernel, and without dither. */
+    printf("gpu: 8-bit 4:2:0 in and out, defaults (tile, Floyd-Steinberg); copy: the frame plane by plane\n");
+    tsr_deband_defaults(&p);
+    for (int sz = 0; sz < 2; sz++) {
+        int fw = sz ? 1920 : w, fh = sz ? 1080 : h;
+        static const char *const how[] = {"no dither", "block", "bands"};
+        tsr_frame host, d_in, d_out;
+        if (tsr_frame_create(&host, fw, fh, TSR_CHROMA_420, 8, TSR_HOST)) die("frame");
+        for (int pl = 0; pl < 3; pl++) {
+            int pw = tsr_frame_plane_width(fw, host.chroma, pl), ph = tsr_frame_plane_height(fh, host.chroma, pl);
+            for (int y = 0; y < ph; y++)
+                for (int x = 0; x < pw; x++)
+                    ((uint8_t *)host.plane[pl] + y * host.stride[pl])[x] = (uint8_t)(synth(pl, x, y, pw, ph) >> 8);
+        }
+        if (tsr_frame_create(&d_in, fw, fh, TSR_CHROMA_420, 8, TSR_DEVICE) ||
+            tsr_frame_create(&d_out, fw, fh, TSR_CHROMA_420, 8, TSR_DEVICE) || tsr_frame_copy(&host, &d_in, NULL) ||
+            tsr_stream_sync(NULL))
+            die("device frames");
+        for (int k = 0; k < 3; k++) {
+            tsr__db_plane P[3];
+            double kms = 0, cms = 0;
+            p.dither = k ? TSR_DITHER_FLOYD : TSR_DITHER_NONE;
+            if (k) setenv("TSR_DEBAND_FS", how[k], 1);
+            tsr__deband_setup(&host, &p, 0, 8, P);
+#ifdef TSR_HAVE_CUDA
+            if (tsr__deband_cuda_time(5, &d_in, &d_out, P, k == 1 ? 3 : iters, &kms, &cms, NULL)) die("timing");
+#endif
+            printf("gpu: 8-bit %dx%d %-9s frame %8.3f ms  copy %7.3f ms  = %5.1f%% of copy bandwidth  (%.0f frames/s)\n",
+                   fw, fh, how[k], kms, cms, 100.0 * cms / kms, 1e3 / kms);
+        }
+        unsetenv("TSR_DEBAND_FS");
+        tsr_frame_free(&host);
+        tsr_frame_free(&d_in);
+        tsr_frame_free(&d_out);
+    }
 }
 
 /* Luma of the first frame of a y4m file. */

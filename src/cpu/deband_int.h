@@ -37,7 +37,8 @@ tsr_status tsr__deband_cuda_pipe_wait(void *state, int k, double *kernel_ms);
 void tsr__deband_cuda_pipe_close(void *state);
 
 /* Bench only (bench/deband): average milliseconds of the deband kernel(s) of 'kind' alone on
- * device frames (aos: the packed-pixel kernel after one packing), of a device-to-device copy of
+ * device frames (aos: the packed-pixel kernel after one packing; with Floyd-Steinberg depth
+ * reduction, the whole frame: deband into 16-bit values, then the dither), of a device-to-device copy of
  * src into dst (the same bytes in and out, plane by plane), and (flat_ms, may be NULL) of one
  * flat cudaMemcpy of as many bytes between two buffers, over 'iters' runs each. */
 tsr_status tsr__deband_cuda_time(int kind, const tsr_frame *src, tsr_frame *dst, const tsr__db_plane P[3], int iters,

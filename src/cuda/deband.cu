@@ -3,10 +3,12 @@
  * gathered from shared memory; deband_vec.cuh), the seed's packed-pixel
  * experiments
  * (aos3: three shorts read one at a time; aos4: four shorts read with one short4 load),
- * Floyd-Steinberg as an exact wavefront (one thread per row, each row two pixels behind the row
- * above), and the three-stream frame pipe. Every CUDA call is checked. */
-#include "cuda_common.cuh"
+ * Floyd-Steinberg as exact wavefronts (bands: a warp per 32 rows, every band of the frame at
+ * once; block: the earlier one block per plane, a thread per row), and the three-stream frame pipe. Every CUDA call is checked. */
+#include "kernels_common.cuh"
 #include "../cpu/deband_int.h"
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,7 +54,7 @@ static tsr_status tsr__db_scratch_reserve(tsr__db_scratch *sc, const tsr__db_pla
         cudaFree(sc->vals);
         cudaFree(sc->errs);
         sc->vals = NULL, sc->errs = NULL, sc->vals_n = 0;
-        if (!tsr__mul_size(total, 2, &bv) || !tsr__mul_size(total, 4, &be))
+        if (!tsr__mul_size(total, 2, &bv) || !tsr__mul_size(total + 1, 4, &be))
             return tsr__fail(TSR_E_SIZE, "deband: frame size overflows");
         TSR_DB_TRY(cudaMalloc((void **)&sc->vals, bv), "deband: cudaMalloc");
         TSR_DB_TRY(cudaMalloc((void **)&sc->errs, be), "deband: cudaMalloc");
@@ -295,6 +297,234 @@ __global__ void __launch_bounds__(TSR_DB_FS_THREADS) tsr__db_fs_kernel(tsr__db_f
     }
 }
 
+/* Floyd-Steinberg in bands of 32 rows, a warp per band and a lane per row.
+ *
+ * The block kernel above keeps one block per plane busy: a barrier and a round trip through
+ * global memory per pixel step, width + 2046 steps per 1024 rows, on three of the device's
+ * multiprocessors. Here every band of every plane runs at once on a warp of its own. Lane l
+ * handles pixel x = t - 3l at step t; the error of the pixel above and right (x+1 of the row
+ * above) was made by lane l-1 two steps earlier, so it arrives by one shuffle a step with a step
+ * to spare, and the only chain from step to step is the error passed to the right. Lane 31 hands
+ * its row's errors to the next band through global memory, each stored as 2 err + 1 so that the
+ * word itself says it is ready (the buffer is zeroed before the launch): the next band's lanes
+ * wait for the words they need at the start of each 32-step chunk, no fences or counters. Bands
+ * are handed out in order by a ticket counter, so a warp only ever waits for a band that a
+ * running warp already holds: no deadlock, however few warps are resident. Sums and rounding
+ * are the CPU reference's, so the output is identical. */
+#define TSR_DB_FSB_LAG 3   /* steps each row runs behind the row above */
+
+struct tsr__db_fsb_args {
+    tsr__db_plane P[3];
+    const uint16_t *vals[3];
+    int *bnd[3];            /* per plane, bands x w words: band b's last row of errors */
+    void *dst[3];
+    size_t dp[3];           /* in samples */
+    int bands[3];           /* bands of 32 rows per plane (0 for absent planes) */
+    int total;              /* bands of all planes */
+    int *ticket;            /* zeroed before the launch */
+};
+
+__device__ __forceinline__ int tsr__db_ld_relaxed(const int *p)
+{
+    int v;
+    asm volatile("ld.relaxed.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(p));
+    return v;
+}
+
+__device__ __forceinline__ void tsr__db_st_relaxed(int *p, int v)
+{
+    asm volatile("st.relaxed.gpu.global.s32 [%0], %1;" ::"l"(p), "r"(v));
+}
+
+/* The warp's staging in shared memory, rings of 64 steps per row (row r's pixel x at step
+ * x + 3r): each lane's values and outputs go through it so that global memory sees one
+ * coalesced row segment per instruction (a lane per pixel of one row) rather than 32 rows per
+ * instruction, whose stores queue behind each other and hold up the registers they read. */
+template <typename Tout>
+struct tsr__db_fsb_smem {
+    uint16_t v[32][64];   /* values */
+    Tout q[32][64];       /* output codes */
+    int e[64];            /* lane 31's errors */
+};
+
+/* Band b of plane i (all 32 lanes of the warp). Chunk by chunk of 32 steps: the next chunk's
+ * values and the band above's errors are fetched while this one runs, so that their latency is
+ * off the chain of errors from pixel to pixel (8 dependent instructions a step). */
+template <typename Tout>
+__device__ __forceinline__ void tsr__db_fsb_band(const tsr__db_fsb_args &a, int i, int b, tsr__db_fsb_smem<Tout> &m)
+{
+    const unsigned full = 0xffffffffu;
+    const int l = threadIdx.x, w = a.P[i].w, h = a.P[i].h, s = a.P[i].out_shift, y0 = b * 32;
+    const int half = (1 << s) >> 1, mask = -(1 << s), qmax = a.P[i].out_max << s, rows = min(32, h - y0);
+    const bool row = l < rows, last = b + 1 < a.bands[i];
+    const int dp = (int)a.dp[i];   /* the launcher checks that 32 rows of offsets fit an int */
+    const uint16_t *vb = a.vals[i] + (size_t)y0 * (size_t)w;
+    Tout *db = (Tout *)a.dst[i] + (size_t)y0 * a.dp[i];
+    const int *bin = a.bnd[i] + (size_t)(b ? b - 1 : 0) * (size_t)w;
+    int *bout = a.bnd[i] + (size_t)b * (size_t)w;
+    /* eleft: the error from the left; u0, u1, u2: the row above's at x-1, x, x+1 */
+    int eleft = 0, u0 = 0, u1 = 0, u2 = 0, prev = 0, bnext = 1, nv[32];
+    const int steps = w + TSR_DB_FSB_LAG * 31;
+    /* the values of the chunk at step c, lane j: row r's pixel c + j - 3r */
+#define TSR_DB_FSB_FETCH(c)                                                                          \
+    do {                                                                                             \
+        _Pragma("unroll") for (int r = 0; r < 32; r++) {                                             \
+            const int x = (c) - TSR_DB_FSB_LAG * r + l;                                               \
+            nv[r] = r < rows && (unsigned)x < (unsigned)w ? __ldg(vb + (r * w + x)) : 0;             \
+        }                                                                                            \
+    } while (0)
+#define TSR_DB_FSB_STAGE(c)                                                                          \
+    do {                                                                                             \
+        _Pragma("unroll") for (int r = 0; r < 32; r++) m.v[r][((c) & 32) + l] = (uint16_t)nv[r];    \
+    } while (0)
+    /* lane 0 at step c0 + j needs the error at x + 2 = c0 + j + 2 of the band above's last row:
+     * lane j fetches it */
+#define TSR_DB_FSB_TOP(c) (b && (c) + 2 + l < w ? tsr__db_ld_relaxed(bin + (c) + 2 + l) : 1)
+    if (b && l == 0) {   /* lane 0's first window: the row above's errors at x = 0 and 1 */
+        do u1 = tsr__db_ld_relaxed(bin);
+        while (!(u1 & 1));
+        u1 >>= 1;
+        if (w > 1) {
+            do u2 = tsr__db_ld_relaxed(bin + 1);
+            while (!(u2 & 1));
+            u2 >>= 1;
+        }
+    }
+    TSR_DB_FSB_FETCH(0);
+    bnext = TSR_DB_FSB_TOP(0);
+    TSR_DB_FSB_STAGE(0);
+    __syncwarp();
+    for (int c0 = 0; c0 < steps; c0 += 32) {
+        const int o = c0 & 32;   /* this chunk's half of the rings */
+        int bv, v[32], e[32];
+        while (!(bnext & 1)) bnext = tsr__db_ld_relaxed(bin + c0 + 2 + l);   /* not written yet */
+        bv = bnext >> 1;
+#pragma unroll
+        for (int j = 0; j < 32; j++) v[j] = m.v[l][o + j];
+        if (c0 + 32 < steps) {
+            TSR_DB_FSB_FETCH(c0 + 32);
+            bnext = TSR_DB_FSB_TOP(c0 + 32);
+        }
+        /* Only the chain runs here: global loads and stores between the steps held up the
+         * in-order issue (tried: about 2x slower a step). */
+#pragma unroll
+        for (int j = 0; j < 32; j++) {
+            const int x = c0 + j - TSR_DB_FSB_LAG * l;
+            const bool ok = row && (unsigned)x < (unsigned)w;
+            int inc = __shfl_up_sync(full, prev, 1);   /* lane l-1's last error: x + 2 of the row above */
+            const int top = __shfl_sync(full, bv, j);
+            if (l == 0) inc = top;
+            /* w = clamp(v + floor((acc + 8) / 16)) carried as w + half; r = the output code << s */
+            int k = 5 * u1 + u0 + 3 * u2 + 8;
+            asm("mov.b32 %0, %0;" : "+r"(k));   /* keeps the compiler from folding eleft in first */
+            const int wh = min(max(v[j] + ((k + 7 * eleft) >> 4) + half, half), 65535 + half);
+            const int r = min(wh & mask, qmax);
+            const int err = ok ? wh - half - r : 0;
+            v[j] = r >> s;   /* the output code, staged below */
+            e[j] = err;
+            eleft = err;
+            prev = err;
+            u0 = u1;
+            u1 = u2;
+            u2 = inc;
+        }
+#pragma unroll
+        for (int j = 0; j < 32; j++) m.q[l][o + j] = (Tout)v[j];
+        if (l == 31) {
+#pragma unroll
+            for (int j = 0; j < 32; j++) m.e[o + j] = e[j];
+        }
+        __syncwarp();
+#pragma unroll
+        for (int r = 0; r < 32; r++) {   /* the chunk's outputs, row by row */
+            const int x = c0 - TSR_DB_FSB_LAG * r + l;
+            if (r < rows && (unsigned)x < (unsigned)w) db[r * dp + x] = m.q[r][o + l];
+        }
+        if (last) {   /* the band's last row of errors, for the band below */
+            const int x = c0 - TSR_DB_FSB_LAG * 31 + l;
+            if ((unsigned)x < (unsigned)w) tsr__db_st_relaxed(bout + x, 2 * m.e[o + l] + 1);
+        }
+        if (c0 + 32 < steps) TSR_DB_FSB_STAGE(c0 + 32);
+        __syncwarp();
+    }
+#undef TSR_DB_FSB_FETCH
+#undef TSR_DB_FSB_STAGE
+#undef TSR_DB_FSB_TOP
+}
+
+template <typename Tout>
+__global__ void __launch_bounds__(32) tsr__db_fsb_kernel(const tsr__db_fsb_args a)
+{
+    __shared__ tsr__db_fsb_smem<Tout> m;
+    for (;;) {
+        int tk = 0, i = 0;
+        if (threadIdx.x == 0) tk = atomicAdd(a.ticket, 1);
+        tk = __shfl_sync(0xffffffffu, tk, 0);
+        if (tk >= a.total) return;
+        while (tk >= a.bands[i]) tk -= a.bands[i++];
+        tsr__db_fsb_band<Tout>(a, i, tk, m);
+    }
+}
+
+/* Which Floyd-Steinberg kernel runs: 'bands' (default) or 'block' (TSR_DEBAND_FS), logged. */
+static int tsr__db_fs_bands(void)
+{
+    const char *e = getenv("TSR_DEBAND_FS");
+    int bands = !(e && strcmp(e, "block") == 0);
+    if (tsr__log_enabled()) fprintf(stderr, "tessera: deband: Floyd-Steinberg kernel '%s'\n", bands ? "bands" : "block");
+    return bands;
+}
+
+/* Queue Floyd-Steinberg of the frame's 16-bit values (sc->vals) into dst's planes. */
+static tsr_status tsr__db_fs_enqueue(const tsr_frame *src, tsr_frame *dst, const tsr__db_plane P[3],
+                                     tsr__db_scratch *sc, cudaStream_t st)
+{
+    const int wide_out = dst->bits > 8;
+    int fits = 1;   /* the bands kernel addresses 32 rows with int offsets */
+    for (int i = 0; i < src->nplanes; i++)
+        fits &= (long long)P[i].w * 32 < INT_MAX && (long long)(dst->stride[i] / (wide_out ? 2 : 1)) * 32 < INT_MAX;
+    if (fits && tsr__db_fs_bands()) {
+        tsr__db_fsb_args a;
+        size_t off = 0;
+        memset(&a, 0, sizeof a);
+        for (int i = 0; i < src->nplanes; i++) {
+            a.P[i] = P[i];
+            a.vals[i] = sc->vals + tsr__db_plane_base(P, i);
+            a.bnd[i] = sc->errs + off;
+            a.dst[i] = dst->plane[i];
+            a.dp[i] = dst->stride[i] / (wide_out ? 2 : 1);
+            a.bands[i] = (P[i].h + 31) / 32;
+            a.total += a.bands[i];
+            off += (size_t)a.bands[i] * (size_t)P[i].w;   /* <= the plane's samples */
+        }
+        a.ticket = sc->errs + off;   /* the scratch has one word more than the samples */
+        TSR_DB_TRY(cudaMemsetAsync(sc->errs, 0, (off + 1) * sizeof(int), st), "deband: cudaMemsetAsync");
+        {
+            /* TSR_DEBAND_FS_WARPS caps the warps (tests: bands queued behind busy warps) */
+            const char *e = getenv("TSR_DEBAND_FS_WARPS");
+            const int cap = e && atoi(e) > 0 ? atoi(e) : tsr__cu_sm_count() * 16, warps = a.total < cap ? a.total : cap;
+            if (wide_out) tsr__db_fsb_kernel<uint16_t><<<warps, 32, 0, st>>>(a);
+            else tsr__db_fsb_kernel<uint8_t><<<warps, 32, 0, st>>>(a);
+        }
+        return TSR_CUDA_LAUNCHED("deband: Floyd-Steinberg kernel");
+    }
+    {
+        tsr__db_fs_args a;
+        memset(&a, 0, sizeof a);
+        for (int i = 0; i < src->nplanes; i++) {
+            size_t base = tsr__db_plane_base(P, i);
+            a.P[i] = P[i];
+            a.vals[i] = sc->vals + base;
+            a.errs[i] = sc->errs + base;
+            a.dst[i] = dst->plane[i];
+            a.dp[i] = dst->stride[i] / (wide_out ? 2 : 1);
+        }
+        if (wide_out) tsr__db_fs_kernel<uint16_t><<<src->nplanes, TSR_DB_FS_THREADS, 0, st>>>(a);
+        else tsr__db_fs_kernel<uint8_t><<<src->nplanes, TSR_DB_FS_THREADS, 0, st>>>(a);
+        return TSR_CUDA_LAUNCHED("deband: Floyd-Steinberg kernel");
+    }
+}
+
 /* ---------------------------------------------------------------- one frame */
 
 /* Queue the whole computation of one frame on 'st' with scratch 'sc'. */
@@ -350,21 +580,7 @@ static tsr_status tsr__db_enqueue(int kind, const tsr_frame *src, tsr_frame *dst
                       : tsr__db_unpack_kernel<uint8_t, 4><<<g, b, 0, st>>>(P[0], P[1], P[2], sc->aos_out, (uint8_t *)dst->plane[0], (uint8_t *)dst->plane[1], (uint8_t *)dst->plane[2], dst->stride[0], fs ? sc->vals : NULL);
         if ((s = TSR_CUDA_LAUNCHED("deband: unpack kernel"))) return s;
     }
-    if (fs) {
-        tsr__db_fs_args a;
-        memset(&a, 0, sizeof a);
-        for (int i = 0; i < src->nplanes; i++) {
-            size_t base = tsr__db_plane_base(P, i);
-            a.P[i] = P[i];
-            a.vals[i] = sc->vals + base;
-            a.errs[i] = sc->errs + base;
-            a.dst[i] = dst->plane[i];
-            a.dp[i] = dst->stride[i] / (wide_out ? 2 : 1);
-        }
-        if (wide_out) tsr__db_fs_kernel<uint16_t><<<src->nplanes, TSR_DB_FS_THREADS, 0, st>>>(a);
-        else tsr__db_fs_kernel<uint8_t><<<src->nplanes, TSR_DB_FS_THREADS, 0, st>>>(a);
-        if ((s = TSR_CUDA_LAUNCHED("deband: Floyd-Steinberg kernel"))) return s;
-    }
+    if (fs) return tsr__db_fs_enqueue(src, dst, P, sc, st);
     return TSR_OK;
 }
 
@@ -510,8 +726,6 @@ extern "C" tsr_status tsr__deband_cuda_time(int kind, const tsr_frame *src, tsr_
     int wide_in = src->bits > 8, wide_out = dst->bits > 8;
     memset(&sc, 0, sizeof sc);
     if ((kind == 1 || kind == 2) && src->chroma != TSR_CHROMA_444) return tsr__fail(TSR_E_UNSUPPORTED, "deband: aos variants need 4:4:4");
-    if (P[0].dither == TSR_DITHER_FLOYD && P[0].out_shift)
-        return tsr__fail(TSR_E_UNSUPPORTED, "deband bench: time without Floyd-Steinberg depth reduction");
     if ((s = tsr__cuda_status(cudaEventCreate(&e0), "cudaEventCreate")) ||
         (s = tsr__cuda_status(cudaEventCreate(&e1), "cudaEventCreate")))
         goto done;
@@ -521,6 +735,8 @@ extern "C" tsr_status tsr__deband_cuda_time(int kind, const tsr_frame *src, tsr_
         for (int it = 0; it < iters && !s; it++) {
             if (pass == 1) {
                 s = tsr_frame_copy(src, dst, NULL);   /* same bytes in and out as the kernel */
+            } else if (P[0].dither == TSR_DITHER_FLOYD && P[0].out_shift) {
+                s = tsr__db_enqueue(kind, src, dst, P, &sc, 0);   /* deband into the values, then Floyd-Steinberg */
             } else if (kind == 0) {
                 for (int i = 0; i < src->nplanes && !s; i++) {
                     if (wide_in && wide_out)

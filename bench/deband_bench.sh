@@ -89,6 +89,18 @@ if [[ $what == all || $what == gpu ]]; then
         cat "$TMPD/uhd16.y4m" | cat > /dev/null
         t1=$(now)
         echo "pipe alone (cat | cat): $(calc "$FRAMES / ($t1 - $t0)") fps"
+        # 8-bit in and out (the common stream: Floyd-Steinberg by default), each dither kernel.
+        "$tool" gen $W $H "$FRAMES" 8 > "$TMPD/uhd8.y4m"
+        for fs in block bands; do
+            t0=$(now)
+            cat "$TMPD/uhd8.y4m" | TSR_DEBAND_FS=$fs "$TESSERA" --backend cuda --quiet deband - - | cat > /dev/null
+            t1=$(now)
+            echo "gpu pipe (8-bit, Floyd-Steinberg '$fs'): $FRAMES frames in $(calc "$t1 - $t0") s = $(calc "$FRAMES / ($t1 - $t0)") fps (start-up included)"
+        done
+        t0=$(now)
+        cat "$TMPD/uhd8.y4m" | cat | cat > /dev/null
+        t1=$(now)
+        echo "8-bit pipe alone (cat | cat | cat): $(calc "$FRAMES / ($t1 - $t0)") fps"
     fi
     echo
 fi

@@ -368,9 +368,10 @@ __device__ __forceinline__ void tsr__db_fsb_band(const tsr__db_fsb_args &a, int 
     /* the values of the chunk at step c, lane j: row r's pixel c + j - 3r */
 #define TSR_DB_FSB_FETCH(c)                                                                          \
     do {                                                                                             \
+        const uint16_t *pv_ = vb + ((c) + l);   /* row r's pixel: pv_ + r (w - 3) */              \
         _Pragma("unroll") for (int r = 0; r < 32; r++) {                                             \
             const int x = (c) - TSR_DB_FSB_LAG * r + l;                                               \
-            nv[r] = r < rows && (unsigned)x < (unsigned)w ? __ldg(vb + (r * w + x)) : 0;             \
+            nv[r] = r < rows && (unsigned)x < (unsigned)w ? __ldg(pv_ + (ptrdiff_t)r * (w - TSR_DB_FSB_LAG)) : 0; \
         }                                                                                            \
     } while (0)
 #define TSR_DB_FSB_STAGE(c)                                                                          \
@@ -435,10 +436,13 @@ __device__ __forceinline__ void tsr__db_fsb_band(const tsr__db_fsb_args &a, int 
             for (int j = 0; j < 32; j++) m.e[o + j] = e[j];
         }
         __syncwarp();
+        {
+            Tout *pd = db + (c0 + l);   /* row r's pixel: pd + r (dp - 3) */
 #pragma unroll
-        for (int r = 0; r < 32; r++) {   /* the chunk's outputs, row by row */
-            const int x = c0 - TSR_DB_FSB_LAG * r + l;
-            if (r < rows && (unsigned)x < (unsigned)w) db[r * dp + x] = m.q[r][o + l];
+            for (int r = 0; r < 32; r++) {   /* the chunk's outputs, row by row */
+                const int x = c0 - TSR_DB_FSB_LAG * r + l;
+                if (r < rows && (unsigned)x < (unsigned)w) pd[(ptrdiff_t)r * (dp - TSR_DB_FSB_LAG)] = m.q[r][o + l];
+            }
         }
         if (last) {   /* the band's last row of errors, for the band below */
             const int x = c0 - TSR_DB_FSB_LAG * 31 + l;

@@ -25,16 +25,23 @@ typedef struct tsr__db_plane {
     int range, sample_mode, blur_first, dither;
 } tsr__db_plane;
 
-/* lowbias32 (Chris Wellons' integer hash): a well-mixed bijection of 32-bit words. */
-TSR_DB_FN uint32_t tsr__db_hash(uint32_t x)
+/* lowbias32's first step, x ^ (x >> 16). It distributes over xor: fold(a ^ b) == fold(a) ^
+ * fold(b), so a kernel can keep its row and column keys folded and start a pixel's hash with one
+ * xor (tsr__db_hash_folded). */
+TSR_DB_FN uint32_t tsr__db_fold(uint32_t x) { return x ^ (x >> 16); }
+
+/* lowbias32 after its first step: tsr__db_hash_folded(tsr__db_fold(x)) == tsr__db_hash(x). */
+TSR_DB_FN uint32_t tsr__db_hash_folded(uint32_t x)
 {
-    x ^= x >> 16;
     x *= 0x7feb352du;
     x ^= x >> 15;
     x *= 0x846ca68bu;
     x ^= x >> 16;
     return x;
 }
+
+/* lowbias32 (Chris Wellons' integer hash): a well-mixed bijection of 32-bit words. */
+TSR_DB_FN uint32_t tsr__db_hash(uint32_t x) { return tsr__db_hash_folded(tsr__db_fold(x)); }
 
 /* The key of row y under a plane key; a pixel's random word is tsr__db_hash(rowkey ^ x*K). */
 TSR_DB_FN uint32_t tsr__db_rowkey(uint32_t key, int y) { return tsr__db_hash(key ^ ((uint32_t)y * 0x85ebca6bu)); }

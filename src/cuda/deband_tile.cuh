@@ -30,6 +30,25 @@
 #define TSR_DBT_MINB 4
 #endif
 
+/* The row and column keys are kept folded (tsr__db_fold), so each hash of a pixel starts with
+ * one xor instead of xor, shift, xor; -DTSR_DBT_FOLD=0 hashes them whole (a measurement knob). */
+#ifndef TSR_DBT_FOLD
+#define TSR_DBT_FOLD 1
+#endif
+#if TSR_DBT_FOLD
+#define TSR__DBT_KEY(v) tsr__db_fold(v)
+#define TSR__DBT_HASH(v) tsr__db_hash_folded(v)
+#else
+#define TSR__DBT_KEY(v) (v)
+#define TSR__DBT_HASH(v) tsr__db_hash(v)
+#endif
+/* The row loop is compiled for each plane count a group can have (1: luma or gray; 2: the
+ * chroma pair; 3: 4:4:4 and RGB), so the planes' constants are loaded once rather than on each
+ * row; -DTSR_DBT_NP=0 keeps one loop over a plane count read at run time (a measurement knob). */
+#ifndef TSR_DBT_NP
+#define TSR_DBT_NP 1
+#endif
+
 /* One group of planes sharing geometry and offsets, with its staging layout and tile grid. */
 struct tsr__dbt_group {
     tsr__dbv_args a;
@@ -69,7 +88,7 @@ __device__ __forceinline__ void tsr__dbt_stage(const Tin *src, int sp, int xa, i
 
 /* Deband, grain and store 4 pixels of one plane's row. pb: pixel x0 in the staging; pixel k's
  * references are at byte offsets k*S +-v1[k] and (mode 2) k*S +-v2[k] from it (S the sample
- * size); grow: the row's grain key. d: pixel x0 of the output row; n: pixels inside the plane
+ * size); grow: the row's grain key and xk the pixels' column keys, both folded (TSR__DBT_KEY). d: pixel x0 of the output row; n: pixels inside the plane
  * (1..4). SH: the input shift when known at compile time (0 for 16-bit samples), else -1. */
 template <typename Tin, typename Tout, int MODE, int BLUR, int RAW, int SH>
 __device__ __forceinline__ void tsr__dbt_pixels(const tsr__db_plane &P, const Tin *pb, const int *v1, const int *v2,
@@ -101,7 +120,7 @@ __device__ __forceinline__ void tsr__dbt_pixels(const tsr__db_plane &P, const Ti
     if (G) {
         const uint32_t n2 = 2u * (uint32_t)G + 1u;
 #pragma unroll
-        for (int k = 0; k < TSR_DBV_PX; k++) grain[k] = (int)__umulhi(tsr__db_hash(grow ^ xk[k]) << 16, n2);
+        for (int k = 0; k < TSR_DBV_PX; k++) grain[k] = (int)__umulhi(TSR__DBT_HASH(grow ^ xk[k]) << 16, n2);
     } else {
 #pragma unroll
         for (int k = 0; k < TSR_DBV_PX; k++) grain[k] = 0;
@@ -131,44 +150,23 @@ __device__ __forceinline__ void tsr__dbt_pixels(const tsr__db_plane &P, const Ti
     tsr__dbv_store<Tout>(out, d, n, vec);
 }
 
-/* A block stages its tile's reach of every plane of its group and the row keys of its 32 rows,
- * then each thread debands 4 pixels on each of 4 rows (8 apart) of every plane. A pixel's
- * references are kept as byte offsets in the staging: v1 = (dx + dy*sw)*S, v2 = (dy - dx*sw)*S
- * (mode 1: v1 = dy*sw*S). */
-template <typename Tin, typename Tout, int MODE, int BLUR, int RAW, int SH>
-__global__ void __launch_bounds__(TSR_DBT_BX *TSR_DBT_BY, TSR_DBT_MINB) tsr__dbt_kernel(const tsr__dbt_args A)
+/* The rows of a block's tile after its staging (see tsr__dbt_kernel): each thread debands its
+ * 4 pixels on each of its rows in every plane of the group. NP: the group's plane count when
+ * known at compile time, else 0. */
+template <typename Tin, typename Tout, int MODE, int BLUR, int RAW, int SH, int NP>
+__device__ __forceinline__ void tsr__dbt_rows(const tsr__dbt_group &G, const Tin *buf, const uint32_t (*keys)[TSR_DBT_TH],
+                                              const uint4 *ck, int x0, int n, int by0, int xa, int ya, bool inner)
 {
-    extern __shared__ uint4 tsr__dbt_mem[];
-    __shared__ uint32_t keys[4][TSR_DBT_TH];   /* offset key, then grain keys of planes 0..2 */
-    Tin *buf = (Tin *)tsr__dbt_mem;
-    constexpr int vs = 16 / sizeof(Tin), S = (int)sizeof(Tin);
-    const int gi = A.ng > 1 && (int)blockIdx.x >= A.g[0].nb;
-    const tsr__dbt_group &G = A.g[gi];
-    const int b = (int)blockIdx.x - (gi ? A.g[0].nb : 0), tby = b / G.tx, tbx = b - tby * G.tx;
-    const int w = G.a.P[0].w, h = G.a.P[0].h, R = G.a.P[0].range, np = G.a.np, sw = G.sw, swb = sw * S;
-    const int bx0 = tbx * TSR_DBT_TW, by0 = tby * TSR_DBT_TH, x0 = bx0 + threadIdx.x * TSR_DBV_PX;
-    const int ya = max(by0 - R, 0), yb = min(by0 + TSR_DBT_TH + R, h);
-    const int xa = MODE == 1 ? bx0 : max(bx0 - R, 0) / vs * vs;
-    const int xb = min(bx0 + TSR_DBT_TW + (MODE == 1 ? 0 : R), w);
-    const int n = x0 < w ? min(w - x0, TSR_DBV_PX) : 0;
-    /* Every pixel of the tile has the full range: the border limit never binds. */
-    const bool inner = by0 >= R && by0 + TSR_DBT_TH + R <= h &&
-                       (MODE == 1 ? bx0 + TSR_DBT_TW <= w : bx0 >= R && bx0 + TSR_DBT_TW + R <= w);
-    uint32_t xk[TSR_DBV_PX];
-#pragma unroll
-    for (int k = 0; k < TSR_DBV_PX; k++) xk[k] = (uint32_t)(x0 + k) * 0xc2b2ae35u;
-    if (threadIdx.y < 1 + np) {   /* warp 0: offset keys; warps 1..np: grain keys */
-        const uint32_t key = threadIdx.y ? G.a.P[threadIdx.y - 1].grain_key : G.a.P[0].off_key;
-        for (int i = threadIdx.x; i < TSR_DBT_TH; i += TSR_DBT_BX) keys[threadIdx.y][i] = tsr__db_rowkey(key, by0 + i);
-    }
-    for (int q = 0; q < np; q++)
-        tsr__dbt_stage<Tin>((const Tin *)G.a.src[q], G.a.sp[q], xa, xb, ya, yb, w, sw, buf + q * G.ps);
-    __syncthreads();
-    if (!n) return;
+    constexpr int S = (int)sizeof(Tin);
+    const int h = G.a.P[0].h, R = G.a.P[0].range, sw = G.sw, swb = sw * S;
 #pragma unroll
     for (int j = 0; j < TSR_DBT_ROWS; j++) {
         const int ty = threadIdx.y + TSR_DBT_BY * j, y = by0 + ty;
         const uint32_t orow = keys[0][ty];
+        /* read from shared memory on each row: kept in registers, the compiler remade them
+         * from x0 on each row instead (3 instructions a pixel and hash) */
+        const uint4 c = *ck;
+        const uint32_t xk[TSR_DBV_PX] = {c.x, c.y, c.z, c.w};
         int v1[TSR_DBV_PX], v2[TSR_DBV_PX];
         if (y >= h) break;
         if (inner) {
@@ -177,7 +175,7 @@ __global__ void __launch_bounds__(TSR_DBT_BX *TSR_DBT_BY, TSR_DBT_MINB) tsr__dbt
             const int C1 = R * (S + swb), C2 = R * (swb - S);
 #pragma unroll
             for (int k = 0; k < TSR_DBV_PX; k++) {
-                const uint32_t r = tsr__db_hash(orow ^ xk[k]);
+                const uint32_t r = TSR__DBT_HASH(orow ^ xk[k]);
                 if (MODE == 1) {
                     v1[k] = (int)__umulhi(r << 16, n2) * swb;
                     v2[k] = 0;
@@ -193,16 +191,68 @@ __global__ void __launch_bounds__(TSR_DBT_BX *TSR_DBT_BY, TSR_DBT_MINB) tsr__dbt
 #pragma unroll
             for (int k = 0; k < TSR_DBV_PX; k++) {
                 int dx = 0, dy = 0;   /* pixels past the width read their own place; not stored */
-                if (k < n) tsr__db_offsets_r(&Q, tsr__db_hash(orow ^ xk[k]), x0 + k, y, &dx, &dy);
+                if (k < n) tsr__db_offsets_r(&Q, TSR__DBT_HASH(orow ^ xk[k]), x0 + k, y, &dx, &dy);
                 v1[k] = MODE == 1 ? dy * swb : dx * S + dy * swb;
                 v2[k] = MODE == 1 ? 0 : dy * S - dx * swb;
             }
         }
-        for (int q = 0; q < np; q++)
+#pragma unroll
+        for (int q = 0; q < (NP ? NP : 3); q++) {
+            if (!NP && q == G.a.np) break;
             tsr__dbt_pixels<Tin, Tout, MODE, BLUR, RAW, SH>(
                 G.a.P[q], buf + q * G.ps + (y - ya) * sw + (x0 - xa), v1, v2, keys[1 + q][ty], x0, y, xk,
                 (Tout *)G.a.dst[q] + (size_t)y * (size_t)G.a.dp[q] + x0, n, G.a.vec);
+        }
     }
+}
+
+/* A block stages its tile's reach of every plane of its group and the row keys of its 32 rows,
+ * then each thread debands 4 pixels on each of 4 rows (8 apart) of every plane. A pixel's
+ * references are kept as byte offsets in the staging: v1 = (dx + dy*sw)*S, v2 = (dy - dx*sw)*S
+ * (mode 1: v1 = dy*sw*S). */
+template <typename Tin, typename Tout, int MODE, int BLUR, int RAW, int SH>
+__global__ void __launch_bounds__(TSR_DBT_BX *TSR_DBT_BY, TSR_DBT_MINB) tsr__dbt_kernel(const tsr__dbt_args A)
+{
+    extern __shared__ uint4 tsr__dbt_mem[];
+    __shared__ uint32_t keys[4][TSR_DBT_TH];   /* offset key, then grain keys of planes 0..2 */
+    Tin *buf = (Tin *)tsr__dbt_mem;
+    constexpr int vs = 16 / sizeof(Tin);
+    const int gi = A.ng > 1 && (int)blockIdx.x >= A.g[0].nb;
+    const tsr__dbt_group &G = A.g[gi];
+    const int b = (int)blockIdx.x - (gi ? A.g[0].nb : 0), tby = b / G.tx, tbx = b - tby * G.tx;
+    const int w = G.a.P[0].w, h = G.a.P[0].h, R = G.a.P[0].range, np = G.a.np, sw = G.sw;
+    const int bx0 = tbx * TSR_DBT_TW, by0 = tby * TSR_DBT_TH, x0 = bx0 + threadIdx.x * TSR_DBV_PX;
+    const int ya = max(by0 - R, 0), yb = min(by0 + TSR_DBT_TH + R, h);
+    const int xa = MODE == 1 ? bx0 : max(bx0 - R, 0) / vs * vs;
+    const int xb = min(bx0 + TSR_DBT_TW + (MODE == 1 ? 0 : R), w);
+    const int n = x0 < w ? min(w - x0, TSR_DBV_PX) : 0;
+    /* Every pixel of the tile has the full range: the border limit never binds. */
+    const bool inner = by0 >= R && by0 + TSR_DBT_TH + R <= h &&
+                       (MODE == 1 ? bx0 + TSR_DBT_TW <= w : bx0 >= R && bx0 + TSR_DBT_TW + R <= w);
+    __shared__ uint4 ck[TSR_DBT_BX];           /* column keys of each thread's 4 pixels */
+    if (threadIdx.y == TSR_DBT_BY - 1) {
+        const uint32_t c = (uint32_t)x0 * 0xc2b2ae35u;
+        ck[threadIdx.x] = make_uint4(TSR__DBT_KEY(c), TSR__DBT_KEY(c + 0xc2b2ae35u), TSR__DBT_KEY(c + 2u * 0xc2b2ae35u),
+                                     TSR__DBT_KEY(c + 3u * 0xc2b2ae35u));
+    }
+    if (threadIdx.y < 1 + np) {   /* warp 0: offset keys; warps 1..np: grain keys */
+        const uint32_t key = threadIdx.y ? G.a.P[threadIdx.y - 1].grain_key : G.a.P[0].off_key;
+        for (int i = threadIdx.x; i < TSR_DBT_TH; i += TSR_DBT_BX) keys[threadIdx.y][i] = TSR__DBT_KEY(tsr__db_rowkey(key, by0 + i));
+    }
+    for (int q = 0; q < np; q++)
+        tsr__dbt_stage<Tin>((const Tin *)G.a.src[q], G.a.sp[q], xa, xb, ya, yb, w, sw, buf + q * G.ps);
+    __syncthreads();
+    if (!n) return;
+#if TSR_DBT_NP
+    if (np == 1)
+        tsr__dbt_rows<Tin, Tout, MODE, BLUR, RAW, SH, 1>(G, buf, keys, ck + threadIdx.x, x0, n, by0, xa, ya, inner);
+    else if (np == 2)
+        tsr__dbt_rows<Tin, Tout, MODE, BLUR, RAW, SH, 2>(G, buf, keys, ck + threadIdx.x, x0, n, by0, xa, ya, inner);
+    else
+        tsr__dbt_rows<Tin, Tout, MODE, BLUR, RAW, SH, 3>(G, buf, keys, ck + threadIdx.x, x0, n, by0, xa, ya, inner);
+#else
+    tsr__dbt_rows<Tin, Tout, MODE, BLUR, RAW, SH, 0>(G, buf, keys, ck + threadIdx.x, x0, n, by0, xa, ya, inner);
+#endif
 }
 
 /* Staging layout of a group (sw, ps) and its bytes, or 0 when it does not fit a block. */

@@ -311,10 +311,25 @@ static void tsr__db_rowbuf_free(struct tsr__db_rowbuf *b) { free(b->v), free(b->
                 v[x] = (uint16_t)tsr__db_value(&P, c[0] << sh, c[-dy * ps] << sh, c[dy * ps] << sh, 0, 0, gb[x]); \
             }                                                                                                    \
         } else {                                                                                                 \
+            /* columns [xa, xb) of a row whose distance to the top and bottom is at least the range     \
+             * have the full range: limit R, dx and dy straight from the picks (the same values) */      \
+            const int R = P.range, inner = y >= R && y <= P.h - 1 - R && w > 2 * R;                     \
+            const int xa = inner ? R : w, xb = inner ? w - R : w;                                        \
+            const uint32_t n2 = 2u * (uint32_t)R + 1u;                                                   \
             P.sample_mode = 2;                                                                                   \
             for (int x = 0; x < w; x++) {                                                                        \
                 int dx, dy;                                                                                      \
                 const T *c = row + x;                                                                            \
+                if (x == xa) {                                                                                   \
+                    for (; x < xb; x++, c++) {                                                                   \
+                        dx = (int)(((rb[x] & 0xffffu) * n2) >> 16) - R;                                          \
+                        dy = (int)(((rb[x] >> 16) * n2) >> 16) - R;                                              \
+                        v[x] = (uint16_t)tsr__db_value(&P, c[0] << sh, c[dx + dy * ps] << sh,                    \
+                                                       c[-dx - dy * ps] << sh, c[dy - dx * ps] << sh,            \
+                                                       c[-dy + dx * ps] << sh, gb[x]);                           \
+                    }                                                                                            \
+                    if (x == w) break;                                                                           \
+                }                                                                                                \
                 tsr__db_offsets_r(&P, rb[x], x, y, &dx, &dy);                                                    \
                 v[x] = (uint16_t)tsr__db_value(&P, c[0] << sh, c[dx + dy * ps] << sh, c[-dx - dy * ps] << sh,    \
                                                c[dy - dx * ps] << sh, c[-dy + dx * ps] << sh, gb[x]);            \

@@ -285,28 +285,31 @@ static void tsr__db_rowbuf_free(struct tsr__db_rowbuf *b) { free(b->v), free(b->
 #include <immintrin.h>
 #define TSR__DB_X86 1
 
-/* Sample mode 2, columns [x, xb) of a row whose pixels all have the full range R (see the row
- * function), 8 pixels at a time with AVX2 gathers; returns the column where it stopped (the rest
+/* Columns [x, xb) of a row whose pixels all have the full range R (see the row function), 8
+ * pixels at a time with AVX2 gathers, in P's sample mode; returns the column where it stopped (the rest
  * is left to the scalar loop). row: the row's first sample (bytes: 1 or 2 a sample); rb, gb: the
  * row's offset words and grain. Each gather reads 4 bytes at a sample, so up to 3 bytes past a
  * reference: the caller keeps every reference off the plane's last row. Same values as
  * tsr__db_value. */
-__attribute__((target("avx2"))) static int tsr__db_inner2_avx2(const tsr__db_plane *P, const void *row, ptrdiff_t ps,
-                                                               int bytes, const uint32_t *rb, const int32_t *gb,
-                                                               uint16_t *v, int x, int xb)
+__attribute__((target("avx2"))) static int tsr__db_inner_avx2(const tsr__db_plane *P, const void *row, ptrdiff_t ps,
+                                                              int bytes, const uint32_t *rb, const int32_t *gb,
+                                                              uint16_t *v, int x, int xb)
 {
-    const __m256i R = _mm256_set1_epi32(P->range), n2 = _mm256_set1_epi32(2 * P->range + 1);
+    const int mode1 = P->sample_mode == 1;
+    const __m256i R = _mm256_set1_epi32(mode1 ? 0 : P->range),
+                  n2 = _mm256_set1_epi32(mode1 ? P->range + 1 : 2 * P->range + 1);
     const __m256i pitch = _mm256_set1_epi32((int)ps), lo16 = _mm256_set1_epi32(0xffff);
     const __m256i mask = _mm256_set1_epi32(bytes == 2 ? 0xffff : 0xff), lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     const __m256i thm1 = _mm256_set1_epi32(P->thr - 1), lo = _mm256_set1_epi32(P->lo), hi = _mm256_set1_epi32(P->hi);
-    const __m256i two = _mm256_set1_epi32(2);
+    const __m256i one = _mm256_set1_epi32(1), two = _mm256_set1_epi32(2);
     const __m128i sh = _mm_cvtsi32_si128(P->in_shift);
     const int *base = (const int *)row;
     for (; x + 8 <= xb; x += 8) {
         const __m256i r = _mm256_loadu_si256((const __m256i *)(rb + x));
         const __m256i dx = _mm256_sub_epi32(_mm256_srli_epi32(_mm256_mullo_epi32(_mm256_and_si256(r, lo16), n2), 16), R);
         const __m256i dy = _mm256_sub_epi32(_mm256_srli_epi32(_mm256_mullo_epi32(_mm256_srli_epi32(r, 16), n2), 16), R);
-        const __m256i o1 = _mm256_add_epi32(dx, _mm256_mullo_epi32(dy, pitch));
+        /* mode 1: dx is its dy (pick of the low half onto 0..R), references (x, y -+ dy) */
+        const __m256i o1 = mode1 ? _mm256_mullo_epi32(dx, pitch) : _mm256_add_epi32(dx, _mm256_mullo_epi32(dy, pitch));
         const __m256i o2 = _mm256_sub_epi32(dy, _mm256_mullo_epi32(dx, pitch));
         const __m256i xi = _mm256_add_epi32(_mm256_set1_epi32(x), lane);
         __m256i s, q0, q1, q2, q3;
@@ -314,23 +317,32 @@ __attribute__((target("avx2"))) static int tsr__db_inner2_avx2(const tsr__db_pla
             s = _mm256_i32gather_epi32(base, xi, 2);
             q0 = _mm256_i32gather_epi32(base, _mm256_add_epi32(xi, o1), 2);
             q1 = _mm256_i32gather_epi32(base, _mm256_sub_epi32(xi, o1), 2);
-            q2 = _mm256_i32gather_epi32(base, _mm256_add_epi32(xi, o2), 2);
-            q3 = _mm256_i32gather_epi32(base, _mm256_sub_epi32(xi, o2), 2);
+            if (!mode1) {
+                q2 = _mm256_i32gather_epi32(base, _mm256_add_epi32(xi, o2), 2);
+                q3 = _mm256_i32gather_epi32(base, _mm256_sub_epi32(xi, o2), 2);
+            }
         } else {
             s = _mm256_i32gather_epi32(base, xi, 1);
             q0 = _mm256_i32gather_epi32(base, _mm256_add_epi32(xi, o1), 1);
             q1 = _mm256_i32gather_epi32(base, _mm256_sub_epi32(xi, o1), 1);
-            q2 = _mm256_i32gather_epi32(base, _mm256_add_epi32(xi, o2), 1);
-            q3 = _mm256_i32gather_epi32(base, _mm256_sub_epi32(xi, o2), 1);
+            if (!mode1) {
+                q2 = _mm256_i32gather_epi32(base, _mm256_add_epi32(xi, o2), 1);
+                q3 = _mm256_i32gather_epi32(base, _mm256_sub_epi32(xi, o2), 1);
+            }
         }
         s = _mm256_sll_epi32(_mm256_and_si256(s, mask), sh);
         q0 = _mm256_sll_epi32(_mm256_and_si256(q0, mask), sh);
         q1 = _mm256_sll_epi32(_mm256_and_si256(q1, mask), sh);
-        q2 = _mm256_sll_epi32(_mm256_and_si256(q2, mask), sh);
-        q3 = _mm256_sll_epi32(_mm256_and_si256(q3, mask), sh);
-        const __m256i avg = _mm256_srai_epi32(
-            _mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(q0, q1), _mm256_add_epi32(q2, q3)), two), 2);
-        __m256i keep;   /* all ones where the pixel keeps its own value */
+        __m256i avg, keep;   /* keep: all ones where the pixel keeps its own value */
+        if (mode1) {
+            avg = _mm256_srai_epi32(_mm256_add_epi32(_mm256_add_epi32(q0, q1), one), 1);
+            q2 = q0, q3 = q1;   /* the decision without blur compares each twice: the same answer */
+        } else {
+            q2 = _mm256_sll_epi32(_mm256_and_si256(q2, mask), sh);
+            q3 = _mm256_sll_epi32(_mm256_and_si256(q3, mask), sh);
+            avg = _mm256_srai_epi32(
+                _mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(q0, q1), _mm256_add_epi32(q2, q3)), two), 2);
+        }
         if (P->blur_first) {
             keep = _mm256_cmpgt_epi32(_mm256_abs_epi32(_mm256_sub_epi32(avg, s)), thm1);
         } else {
@@ -351,14 +363,14 @@ __attribute__((target("avx2"))) static int tsr__db_inner2_avx2(const tsr__db_pla
 
 #ifdef TSR__DB_X86
 /* The vector loop for the inner columns, where AVX2 is present and the row's references stay off
- * the plane's last row and their offsets in an int (see tsr__db_inner2_avx2). */
-#define TSR__DB_INNER2_SIMD                                                                                      \
+ * the plane's last row and their offsets in an int (see tsr__db_inner_avx2). */
+#define TSR__DB_INNER_SIMD                                                                                      \
     if (y <= P.h - 2 - R && (long long)ps * (R + 1) < (1LL << 30) && __builtin_cpu_supports("avx2")) {          \
-        x = tsr__db_inner2_avx2(&P, row, ps, (int)sizeof *row, rb, gb, v, x, xb);                                \
+        x = tsr__db_inner_avx2(&P, row, ps, (int)sizeof *row, rb, gb, v, x, xb);                                \
         c = row + x;                                                                                             \
     }
 #else
-#define TSR__DB_INNER2_SIMD
+#define TSR__DB_INNER_SIMD
 #endif
 
 /* The 16-bit values of row y of plane i into b->v[0..w), in three passes so that the hashing
@@ -383,8 +395,17 @@ __attribute__((target("avx2"))) static int tsr__db_inner2_avx2(const tsr__db_pla
             memset(gb, 0, (size_t)w * sizeof *gb);                                                               \
         }                                                                                                        \
         if (P.sample_mode == 1) {                                                                                \
+            /* mode 1 has no limit along x: rows at least the range from the top and bottom have the   \
+             * full range in every column */                                                              \
+            const int R = P.range, xb = y >= R && y <= P.h - 1 - R ? w : 0;                               \
+            int x = 0;                                                                                   \
+            const T *c = row;                                                                            \
             P.sample_mode = 1;                                                                                   \
-            for (int x = 0; x < w; x++) {                                                                        \
+            if (xb) {                                                                                    \
+                TSR__DB_INNER_SIMD                                                                       \
+            }                                                                                            \
+            (void)c;                                                                                     \
+            for (; x < w; x++) {                                                                                 \
                 int dx, dy;                                                                                      \
                 const T *c = row + x;                                                                            \
                 tsr__db_offsets_r(&P, rb[x], x, y, &dx, &dy);                                                    \
@@ -401,7 +422,7 @@ __attribute__((target("avx2"))) static int tsr__db_inner2_avx2(const tsr__db_pla
                 int dx, dy;                                                                                      \
                 const T *c = row + x;                                                                            \
                 if (x == xa) {                                                                                   \
-                    TSR__DB_INNER2_SIMD                                                                          \
+                    TSR__DB_INNER_SIMD                                                                          \
                     for (; x < xb; x++, c++) {                                                                   \
                         dx = (int)(((rb[x] & 0xffffu) * n2) >> 16) - R;                                          \
                         dy = (int)(((rb[x] >> 16) * n2) >> 16) - R;                                              \

@@ -1,7 +1,8 @@
 /* Helper of bench/deband_bench.sh (built by it against build/libtessera.a):
  *   gen W H N BITS           N synthetic smooth 4:2:0 frames as y4m on stdout
  *   gpu W H ITERS            kernel time vs device copy for planar, vec, staged and tile (4:2:0, 4:4:4), aos3, aos4
- *   cpu W H ITERS THREADS    median time of the CPU 'fast' variant on one 16-bit 4:2:0 frame, sample modes 1 and 2
+ *   cpu W H ITERS THREADS [DEPTH]  median time of the CPU 'fast' variant on one 16-bit 4:2:0 frame, sample
+ *                            modes 1 and 2, output depth DEPTH (default 16; 8 takes Floyd-Steinberg)
  *   quality NAME SRC.y4m     banding metrics of deband on a 16-bit source (first frame, luma)
  *   quality NAME synthetic-K built-in 16-bit gradients (K = 0, 1, 2)
  *   texture NAME IMG8.y4m    how much deband changes an 8-bit textured image
@@ -68,14 +69,15 @@ static int cmp_double(const void *a, const void *b)
 
 /* The CPU variant's time per frame in process (no y4m reading or writing): a synthetic 16-bit
  * 4:2:0 frame debanded ITERS times into one preallocated output; median, minimum and maximum. */
-static void cmd_cpu(int w, int h, int iters, int threads)
+static void cmd_cpu(int w, int h, int iters, int threads, int depth)
 {
     tsr_exec ex = {TSR_BACKEND_CPU, "fast", NULL, threads};
     tsr_frame in, out;
     tsr_deband_params p;
+    const int ob = depth > 8 ? 16 : 8;
     double *t = malloc(sizeof *t * (size_t)(iters > 0 ? iters : 1));
     if (!t || iters < 1) die("iterations");
-    if (tsr_frame_create(&in, w, h, TSR_CHROMA_420, 16, TSR_HOST) || tsr_frame_create(&out, w, h, TSR_CHROMA_420, 16, TSR_HOST))
+    if (tsr_frame_create(&in, w, h, TSR_CHROMA_420, 16, TSR_HOST) || tsr_frame_create(&out, w, h, TSR_CHROMA_420, ob, TSR_HOST))
         die("frame");
     for (int pl = 0; pl < 3; pl++) {
         int pw = tsr_frame_plane_width(w, in.chroma, pl), ph = tsr_frame_plane_height(h, in.chroma, pl);
@@ -84,6 +86,7 @@ static void cmd_cpu(int w, int h, int iters, int threads)
                 ((uint16_t *)((char *)in.plane[pl] + y * in.stride[pl]))[x] = (uint16_t)synth(pl, x, y, pw, ph);
     }
     tsr_deband_defaults(&p);
+    p.output_depth = depth;
     for (int mode = 2; mode >= 1; mode--) {
         p.sample_mode = mode;
         for (int i = 0; i < iters; i++) {
@@ -94,8 +97,8 @@ static void cmd_cpu(int w, int h, int iters, int threads)
             t[i] = (b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) * 1e-6;
         }
         qsort(t, (size_t)iters, sizeof *t, cmp_double);
-        printf("cpu: %dx%d 16-bit 4:2:0, sample mode %d, %d thread(s): median %.2f ms a frame (min %.2f, max %.2f, %d runs)\n",
-               w, h, mode, threads ? threads : tsr_threads(), t[iters / 2], t[0], t[iters - 1], iters);
+        printf("cpu: %dx%d 16-bit 4:2:0 to %d bits, sample mode %d, %d thread(s): median %.2f ms a frame (min %.2f, max %.2f, "
+               "%d runs)\n", w, h, depth, mode, threads ? threads : tsr_threads(), t[iters / 2], t[0], t[iters - 1], iters);
     }
     tsr_frame_free(&in);
     tsr_frame_free(&out);
@@ -359,11 +362,12 @@ int main(int argc, char **argv)
 {
     if (argc == 6 && !strcmp(argv[1], "gen")) cmd_gen(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
     else if (argc == 5 && !strcmp(argv[1], "gpu")) cmd_gpu(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
-    else if (argc == 6 && !strcmp(argv[1], "cpu")) cmd_cpu(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
+    else if ((argc == 6 || argc == 7) && !strcmp(argv[1], "cpu"))
+        cmd_cpu(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), argc == 7 ? atoi(argv[6]) : 16);
     else if (argc == 4 && !strcmp(argv[1], "quality")) cmd_quality(argv[2], argv[3]);
     else if (argc == 4 && !strcmp(argv[1], "texture")) cmd_texture(argv[2], argv[3]);
     else {
-        fprintf(stderr, "usage: deband_tool gen W H N BITS | gpu W H ITERS | cpu W H ITERS THREADS | quality NAME SRC | texture NAME IMG\n");
+        fprintf(stderr, "usage: deband_tool gen W H N BITS | gpu W H ITERS | cpu W H ITERS THREADS [DEPTH] | quality NAME SRC | texture NAME IMG\n");
         return 2;
     }
     return 0;

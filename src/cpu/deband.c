@@ -509,32 +509,51 @@ static void tsr__db_rows_values(void *ctx, int r0, int r1)
     tsr__db_rowbuf_free(&b);
 }
 
+/* One row of Floyd-Steinberg (the reference's sums and roundings, tsr__db_fs, in a form the
+ * compiler keeps in registers): v the row's values, up[x] the errors (1/16 units) that the row
+ * above left for column x, down[x] set to those this row leaves for the row below; the error to
+ * the right is carried in a register and the three below are summed once per column
+ * (down[x] = 3 e[x+1] + 5 e[x] + e[x-1]) instead of being added into memory three times. */
+#define TSR__DB_FS_ROW(T)                                                                                        \
+    static void tsr__db_fs_row_##T(const tsr__db_plane *q, const uint16_t *restrict v, const int *restrict up,   \
+                                   int *restrict down, T *restrict out)                                         \
+    {                                                                                                            \
+        const int s = q->out_shift, half = (1 << s) >> 1, top = q->out_max, w = q->w;                           \
+        int right = 0, e1 = 0, e2 = 0; /* 7 e[x-1]; e[x-1]; e[x-2] */                                         \
+        for (int x = 0; x < w; x++) {                                                                            \
+            int a = up[x] + right + 8, f = a >= 0 ? a >> 4 : ~(~a >> 4); /* floor(a / 16) */                    \
+            int wv = v[x] + f, o;                                                                                \
+            wv = wv < 0 ? 0 : wv > 65535 ? 65535 : wv;                                                           \
+            o = (wv + half) >> s;                                                                                \
+            o = o > top ? top : o;                                                                               \
+            out[x] = (T)o;                                                                                       \
+            int e = wv - (o << s);                                                                               \
+            if (x) down[x - 1] = 3 * e + 5 * e1 + e2;                                                            \
+            right = 7 * e, e2 = e1, e1 = e;                                                                      \
+        }                                                                                                        \
+        down[w - 1] = 5 * e1 + e2;                                                                               \
+    }
+TSR__DB_FS_ROW(uint8_t)
+TSR__DB_FS_ROW(uint16_t)
+
 /* Floyd-Steinberg of planes [i0, i1), in the reference's order. */
 static void tsr__db_planes_fs(void *ctx, int i0, int i1)
 {
     const struct tsr__db_job *j = ctx;
     for (int i = i0; i < i1; i++) {
         const tsr__db_plane *q = &j->P[i];
-        int *e = calloc(2 * ((size_t)q->w + 2), sizeof *e), *cur = e, *nxt = e + q->w + 2;
+        int *e = calloc(2 * (size_t)q->w, sizeof *e), *up = e, *down = e + q->w;
         if (!e) {
             __atomic_store_n(&((struct tsr__db_job *)ctx)->failed, 1, __ATOMIC_RELAXED);
             return;
         }
         for (int y = 0; y < q->h; y++) {
             const uint16_t *v = j->tmp[i] + (size_t)y * q->w;
-            for (int x = 0; x < q->w; x++) {
-                int err, out = tsr__db_fs(q, v[x], cur[x + 1], &err);
-                cur[x + 2] += 7 * err;
-                nxt[x] += 3 * err;
-                nxt[x + 1] += 5 * err;
-                nxt[x + 2] += err;
-                tsr__db_put(j->dst->plane[i], j->dst->stride[i], j->dst->bits > 8, x, y, out);
-            }
-            {
-                int *t = cur;
-                cur = nxt, nxt = t;
-                memset(nxt, 0, ((size_t)q->w + 2) * sizeof *nxt);
-            }
+            char *row = (char *)j->dst->plane[i] + (size_t)y * j->dst->stride[i];
+            int *t;
+            if (j->dst->bits > 8) tsr__db_fs_row_uint16_t(q, v, up, down, (uint16_t *)row);
+            else tsr__db_fs_row_uint8_t(q, v, up, down, (uint8_t *)row);
+            t = up, up = down, down = t;
         }
         free(e);
     }

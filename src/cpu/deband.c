@@ -518,16 +518,19 @@ static void tsr__db_rows_values(void *ctx, int r0, int r1)
     static void tsr__db_fs_row_##T(const tsr__db_plane *q, const uint16_t *restrict v, const int *restrict up,   \
                                    int *restrict down, T *restrict out)                                         \
     {                                                                                                            \
-        const int s = q->out_shift, half = (1 << s) >> 1, top = q->out_max, w = q->w;                           \
+        const int s = q->out_shift, half = (1 << s) >> 1, low = (1 << s) - 1, w = q->w;                        \
+        const int etop = -(q->out_max << s); /* the error of a value rounded past the top code, less it */     \
         int right = 0, e1 = 0, e2 = 0; /* 7 e[x-1]; e[x-1]; e[x-2] */                                         \
         for (int x = 0; x < w; x++) {                                                                            \
-            int a = up[x] + right + 8, f = a >= 0 ? a >> 4 : ~(~a >> 4); /* floor(a / 16) */                    \
-            int wv = v[x] + f, o;                                                                                \
+            const int u = up[x] + 8;   /* off the chain from one pixel to the next */                          \
+            int a = u + right, f = a >= 0 ? a >> 4 : ~(~a >> 4); /* floor(a / 16) */                            \
+            int wv = v[x] + f;                                                                                   \
             wv = wv < 0 ? 0 : wv > 65535 ? 65535 : wv;                                                           \
-            o = (wv + half) >> s;                                                                                \
-            o = o > top ? top : o;                                                                               \
-            out[x] = (T)o;                                                                                       \
-            int e = wv - (o << s);                                                                               \
+            /* rounded to the output code t >> s, and the error wv - (code << s) == (t & low) - half,    \
+             * unless the code passes the top (t >= 65536 exactly then): code top, error wv - top << s */ \
+            const int t = wv + half, over = t >= 65536;                                                         \
+            const int e = over ? wv + etop : (t & low) - half;                                                   \
+            out[x] = (T)(over ? q->out_max : t >> s);                                                            \
             if (x) down[x - 1] = 3 * e + 5 * e1 + e2;                                                            \
             right = 7 * e, e2 = e1, e1 = e;                                                                      \
         }                                                                                                        \

@@ -312,24 +312,21 @@ __attribute__((target("avx2"))) static int tsr__db_inner_avx2(const tsr__db_plan
         const __m256i o1 = mode1 ? _mm256_mullo_epi32(dx, pitch) : _mm256_add_epi32(dx, _mm256_mullo_epi32(dy, pitch));
         const __m256i o2 = _mm256_sub_epi32(dy, _mm256_mullo_epi32(dx, pitch));
         const __m256i xi = _mm256_add_epi32(_mm256_set1_epi32(x), lane);
-        __m256i s, q0, q1, q2, q3;
-        if (bytes == 2) {
-            s = _mm256_i32gather_epi32(base, xi, 2);
-            q0 = _mm256_i32gather_epi32(base, _mm256_add_epi32(xi, o1), 2);
-            q1 = _mm256_i32gather_epi32(base, _mm256_sub_epi32(xi, o1), 2);
-            if (!mode1) {
-                q2 = _mm256_i32gather_epi32(base, _mm256_add_epi32(xi, o2), 2);
-                q3 = _mm256_i32gather_epi32(base, _mm256_sub_epi32(xi, o2), 2);
-            }
-        } else {
-            s = _mm256_i32gather_epi32(base, xi, 1);
-            q0 = _mm256_i32gather_epi32(base, _mm256_add_epi32(xi, o1), 1);
-            q1 = _mm256_i32gather_epi32(base, _mm256_sub_epi32(xi, o1), 1);
-            if (!mode1) {
-                q2 = _mm256_i32gather_epi32(base, _mm256_add_epi32(xi, o2), 1);
-                q3 = _mm256_i32gather_epi32(base, _mm256_sub_epi32(xi, o2), 1);
-            }
-        }
+        __m256i s, q0, q1, q2 = _mm256_setzero_si256(), q3 = q2;
+        /* the gathers' scale is an immediate: one expansion per sample size */
+#define TSR__DB_GATHER(SC)                                                                                       \
+    do {                                                                                                         \
+        s = _mm256_i32gather_epi32(base, xi, SC);                                                                \
+        q0 = _mm256_i32gather_epi32(base, _mm256_add_epi32(xi, o1), SC);                                         \
+        q1 = _mm256_i32gather_epi32(base, _mm256_sub_epi32(xi, o1), SC);                                         \
+        if (!mode1) {                                                                                            \
+            q2 = _mm256_i32gather_epi32(base, _mm256_add_epi32(xi, o2), SC);                                     \
+            q3 = _mm256_i32gather_epi32(base, _mm256_sub_epi32(xi, o2), SC);                                     \
+        }                                                                                                        \
+    } while (0)
+        if (bytes == 2) TSR__DB_GATHER(2);
+        else TSR__DB_GATHER(1);
+#undef TSR__DB_GATHER
         s = _mm256_sll_epi32(_mm256_and_si256(s, mask), sh);
         q0 = _mm256_sll_epi32(_mm256_and_si256(q0, mask), sh);
         q1 = _mm256_sll_epi32(_mm256_and_si256(q1, mask), sh);

@@ -364,7 +364,6 @@ __attribute__((target("avx2"))) static int tsr__db_inner_avx2(const tsr__db_plan
 #define TSR__DB_INNER_SIMD                                                                                      \
     if (y <= P.h - 2 - R && (long long)ps * (R + 1) < (1LL << 30) && __builtin_cpu_supports("avx2")) {          \
         x = tsr__db_inner_avx2(&P, row, ps, (int)sizeof *row, rb, gb, v, x, xb);                                \
-        c = row + x;                                                                                             \
     }
 #else
 #define TSR__DB_INNER_SIMD
@@ -396,12 +395,8 @@ __attribute__((target("avx2"))) static int tsr__db_inner_avx2(const tsr__db_plan
              * full range in every column */                                                              \
             const int R = P.range, xb = y >= R && y <= P.h - 1 - R ? w : 0;                               \
             int x = 0;                                                                                   \
-            const T *c = row;                                                                            \
             P.sample_mode = 1;                                                                                   \
-            if (xb) {                                                                                    \
-                TSR__DB_INNER_SIMD                                                                       \
-            }                                                                                            \
-            (void)c;                                                                                     \
+            TSR__DB_INNER_SIMD                                                                           \
             for (; x < w; x++) {                                                                                 \
                 int dx, dy;                                                                                      \
                 const T *c = row + x;                                                                            \
@@ -417,10 +412,11 @@ __attribute__((target("avx2"))) static int tsr__db_inner_avx2(const tsr__db_plan
             P.sample_mode = 2;                                                                                   \
             for (int x = 0; x < w; x++) {                                                                        \
                 int dx, dy;                                                                                      \
-                const T *c = row + x;                                                                            \
-                if (x == xa) {                                                                                   \
+                const T *c;                                                                                      \
+                if (x == xa) { /* the full-range columns, then on past them */                                  \
                     TSR__DB_INNER_SIMD                                                                          \
-                    for (; x < xb; x++, c++) {                                                                   \
+                    for (; x < xb; x++) {                                                                        \
+                        c = row + x;                                                                             \
                         dx = (int)(((rb[x] & 0xffffu) * n2) >> 16) - R;                                          \
                         dy = (int)(((rb[x] >> 16) * n2) >> 16) - R;                                              \
                         v[x] = (uint16_t)tsr__db_value(&P, c[0] << sh, c[dx + dy * ps] << sh,                    \
@@ -429,6 +425,7 @@ __attribute__((target("avx2"))) static int tsr__db_inner_avx2(const tsr__db_plan
                     }                                                                                            \
                     if (x == w) break;                                                                           \
                 }                                                                                                \
+                c = row + x;                                                                                     \
                 tsr__db_offsets_r(&P, rb[x], x, y, &dx, &dy);                                                    \
                 v[x] = (uint16_t)tsr__db_value(&P, c[0] << sh, c[dx + dy * ps] << sh, c[-dx - dy * ps] << sh,    \
                                                c[dy - dx * ps] << sh, c[-dy + dx * ps] << sh, gb[x]);            \

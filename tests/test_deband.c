@@ -248,6 +248,47 @@ TEST(test_deband_cuda_inner_tiles)
     CHECK(cases >= 96 * 4);
 }
 
+/* Every range from 0 to 255 on every variant against the reference, at 8 and 16 bits, in
+ * 4:2:0 (groups of one and two planes) and 4:4:4 (three), both sample modes: the tile kernel's
+ * staging grows with the range, past the 48 KB that needs the kernel's opt-in and past the
+ * 96 KB above which a group runs 'staged'. */
+TEST(test_deband_every_range)
+{
+    static const int bitss[] = {8, 16}, chromas[] = {TSR_CHROMA_420, TSR_CHROMA_444};
+    int cases = 0;
+    for (int ci = 0; ci < 2; ci++)
+        for (int bi = 0; bi < 2; bi++) {
+            tsr_frame src = db_make(203, 77, chromas[ci], bitss[bi], (unsigned)(ci * 2 + bi)), ref, out;
+            for (int range = 0; range <= 255; range++)
+                for (int mode = 1; mode <= 2; mode++) {
+                    tsr_deband_params p;
+                    tsr_deband_defaults(&p);
+                    p.range = range;
+                    p.sample_mode = mode;
+                    p.seed = range;
+                    p.output_depth = bitss[bi];
+                    CHECK_OK(db_run("reference", &src, &ref, &p, range));
+                    for (int v = 0; v < tsr_deband_variant_count(); v++) {
+                        const tsr_deband_variant_info *vi = tsr_deband_variant_at(v);
+                        if (vi->is_reference || (vi->only_444 && chromas[ci] != TSR_CHROMA_444)) continue;
+                        if (vi->backend == TSR_BACKEND_CUDA && !tsr_cuda_available()) continue;
+                        if (db_run(vi->name, &src, &out, &p, range)) {
+                            CHECK_MSG(0, "%s failed at range %d (mode %d, %d-bit, chroma %d): %s", vi->name, range, mode,
+                                      bitss[bi], chromas[ci], tsr_last_error());
+                            continue;
+                        }
+                        CHECK_MSG(db_diff(&ref, &out) < 0, "%s differs at range %d (mode %d, %d-bit, chroma %d)", vi->name,
+                                  range, mode, bitss[bi], chromas[ci]);
+                        tsr_frame_free(&out);
+                        cases++;
+                    }
+                    tsr_frame_free(&ref);
+                }
+            tsr_frame_free(&src);
+        }
+    CHECK(cases >= 4 * 256 * 2);   /* the CPU's 'fast' alone */
+}
+
 /* Both Floyd-Steinberg kernels (TSR_DEBAND_FS) against the reference: widths below the bands'
  * lag of 93 steps and above, heights of one band and of many (the bands kernel also with its warps
  * capped at 1 and 3, so that bands wait in the ticket queue), 8-, 10- and 16-bit inputs reduced

@@ -63,9 +63,18 @@ struct tsr__dbt_args {
     int ng;
 };
 
+/* Staging by asynchronous copies (sm_80 and later): every 16-byte chunk of the block's reach is
+ * in flight at once and nothing waits on a register, where a load and a store per chunk made a
+ * thread's 8 or 16 chunks 8 or 16 global round trips in sequence before the barrier (the SASS of
+ * the sixteenth session). -DTSR_DBT_ASYNC=0 copies through registers (a measurement knob). */
+#ifndef TSR_DBT_ASYNC
+#define TSR_DBT_ASYNC 1
+#endif
+
 /* Copy rows [ya, yb) x columns [xa, xb) of a plane (xa a multiple of 16 bytes) into b (pitch
  * sw): a warp per row, a lane per 16-byte chunk; a chunk that would pass the plane's width w is
- * copied sample by sample up to xb. */
+ * copied sample by sample up to xb. With TSR_DBT_ASYNC the whole chunks are only queued: the
+ * caller waits for them (tsr__cp_commit, tsr__cp_wait<0>) before its barrier. */
 template <typename Tin>
 __device__ __forceinline__ void tsr__dbt_stage(const Tin *src, int sp, int xa, int xb, int ya, int yb, int w, int sw,
                                                Tin *b)
@@ -78,7 +87,11 @@ __device__ __forceinline__ void tsr__dbt_stage(const Tin *src, int sp, int xa, i
         for (int c = threadIdx.x; c < chunks; c += TSR_DBT_BX) {
             const int x = c * vs;
             if (xa + x + vs <= w) {
+#if TSR_DBT_ASYNC
+                tsr__cp16((unsigned char *)(d + x), (const unsigned char *)(g + x));
+#else
                 *(uint4 *)(d + x) = __ldg((const uint4 *)(g + x));
+#endif
             } else {
                 for (int k = 0; k < xb - xa - x; k++) d[x + k] = __ldg(g + x + k);
             }
@@ -229,6 +242,9 @@ __global__ void __launch_bounds__(TSR_DBT_BX *TSR_DBT_BY, TSR_DBT_MINB) tsr__dbt
     /* Every pixel of the tile has the full range: the border limit never binds. */
     const bool inner = by0 >= R && by0 + TSR_DBT_TH + R <= h &&
                        (MODE == 1 ? bx0 + TSR_DBT_TW <= w : bx0 >= R && bx0 + TSR_DBT_TW + R <= w);
+    /* the staging first: with TSR_DBT_ASYNC its copies are in flight while the keys are hashed */
+    for (int q = 0; q < np; q++)
+        tsr__dbt_stage<Tin>((const Tin *)G.a.src[q], G.a.sp[q], xa, xb, ya, yb, w, sw, buf + q * G.ps);
     __shared__ uint4 ck[TSR_DBT_BX];           /* column keys of each thread's 4 pixels */
     if (threadIdx.y == TSR_DBT_BY - 1) {
         const uint32_t c = (uint32_t)x0 * 0xc2b2ae35u;
@@ -239,8 +255,10 @@ __global__ void __launch_bounds__(TSR_DBT_BX *TSR_DBT_BY, TSR_DBT_MINB) tsr__dbt
         const uint32_t key = threadIdx.y ? G.a.P[threadIdx.y - 1].grain_key : G.a.P[0].off_key;
         for (int i = threadIdx.x; i < TSR_DBT_TH; i += TSR_DBT_BX) keys[threadIdx.y][i] = TSR__DBT_KEY(tsr__db_rowkey(key, by0 + i));
     }
-    for (int q = 0; q < np; q++)
-        tsr__dbt_stage<Tin>((const Tin *)G.a.src[q], G.a.sp[q], xa, xb, ya, yb, w, sw, buf + q * G.ps);
+#if TSR_DBT_ASYNC
+    tsr__cp_commit();
+    tsr__cp_wait<0>();
+#endif
     __syncthreads();
     if (!n) return;
 #if TSR_DBT_NP
@@ -279,7 +297,10 @@ static tsr_status tsr__dbt_launch_sh(const tsr__dbt_args &A, size_t bytes, cudaS
         m == 1 ? (bl ? tsr__dbt_kernel<Tin, Tout, 1, 1, RAW, SH> : tsr__dbt_kernel<Tin, Tout, 1, 0, RAW, SH>)
                : (bl ? tsr__dbt_kernel<Tin, Tout, 2, 1, RAW, SH> : tsr__dbt_kernel<Tin, Tout, 2, 0, RAW, SH>);
     const unsigned blocks = (unsigned)A.g[0].nb + (A.ng > 1 ? (unsigned)A.g[1].nb : 0u);
-    if (bytes + sizeof(uint32_t) * 4 * TSR_DBT_TH > 48 * 1024)   /* the row keys are static shared memory */
+    /* the row and column keys are static shared memory: with them a block may not pass 48 KB
+     * unless the kernel opts in (leaving out the column keys' 512 bytes failed the launch of
+     * staging sizes just under 48 KB, e.g. 16-bit luma at range 40 in sample mode 2) */
+    if (bytes + sizeof(uint32_t) * 4 * TSR_DBT_TH + sizeof(uint4) * TSR_DBT_BX > 48 * 1024)
         TSR_DB_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes),
                    "deband: tile kernel shared memory");
     k<<<blocks, dim3(TSR_DBT_BX, TSR_DBT_BY), bytes, st>>>(A);

@@ -19,7 +19,9 @@
 #define TSR_DEBAND_TILE_CUH
 
 #define TSR_DBT_BX 32                              /* threads along x, 4 pixels each */
+#ifndef TSR_DBT_BY
 #define TSR_DBT_BY 8                               /* warps of a block */
+#endif
 #ifndef TSR_DBT_ROWS
 #define TSR_DBT_ROWS 4                             /* rows of a thread, TSR_DBT_BY apart */
 #endif

@@ -533,6 +533,63 @@ static void tsr__db_rows_values(void *ctx, int r0, int r1)
 TSR__DB_FS_ROW(uint8_t)
 TSR__DB_FS_ROW(uint16_t)
 
+/* Rows at once in tsr__db_fs_rows: a row's chain from pixel to pixel is about 9 dependent
+ * instructions, so one row at a time waits on it; TSR_DB_FS_K rows, each a pixel behind the row
+ * above, are K independent chains. */
+#ifndef TSR_DB_FS_K
+#define TSR_DB_FS_K 4
+#endif
+
+/* TSR_DB_FS_K consecutive rows of Floyd-Steinberg, the same values as that many calls of
+ * tsr__db_fs_row: v[k] and out[k] row k's values and output, up the errors the row above the
+ * first left, down set to those the last leaves. Row k works on pixel t - k at step t, right
+ * after row k - 1 finished pixel t - k + 1, which completes row k - 1's error for column t - k:
+ * it goes from row to row in a register ('prod'), not through memory. */
+/* One pixel of row k in tsr__db_fs_rows (u: the error from above for it, less 8). */
+#define TSR__DB_FS_PIXEL(k, x, u)                                                                                \
+    do {                                                                                                         \
+        const int a_ = (u) + 8 + right[k], f_ = a_ >= 0 ? a_ >> 4 : ~(~a_ >> 4);                                \
+        int wv_ = v[k][x] + f_;                                                                                  \
+        wv_ = wv_ < 0 ? 0 : wv_ > 65535 ? 65535 : wv_;                                                           \
+        const int t_ = wv_ + half, over_ = t_ >= 65536;                                                          \
+        const int e_ = over_ ? wv_ + etop : (t_ & low) - half;                                                   \
+        out[k][x] = (__typeof__(out[k][0]))(over_ ? q->out_max : t_ >> s);                                       \
+        prod[k] = 3 * e_ + 5 * e1[k] + e2[k]; /* column x - 1's, for the row below */                            \
+        right[k] = 7 * e_, e2[k] = e1[k], e1[k] = e_;                                                            \
+    } while (0)
+#define TSR__DB_FS_ROWS(T)                                                                                       \
+    static void tsr__db_fs_rows_##T(const tsr__db_plane *q, const uint16_t *const *v, const int *restrict up,    \
+                                    int *restrict down, T *const *out)                                          \
+    {                                                                                                            \
+        enum { K = TSR_DB_FS_K };                                                                                \
+        const int s = q->out_shift, half = (1 << s) >> 1, low = (1 << s) - 1, w = q->w;                        \
+        const int etop = -(q->out_max << s);                                                                     \
+        int right[K], e1[K], e2[K], prod[K], t = 0;                                                              \
+        for (int k = 0; k < K; k++) right[k] = e1[k] = e2[k] = prod[k] = 0;                                     \
+        /* start-up and the end: rows off their pixels skip, a row past its last pixel hands on   \
+         * its last error (column w - 1); rows in order, so row k - 1's prod is this step's */       \
+        for (;;) {                                                                                               \
+            if (t == K && t < w) { /* every row past its first pixel: no tests */                                        \
+                for (; t < w; t++) {                                                                             \
+                    TSR__DB_FS_PIXEL(0, t, up[t]);                                                               \
+                    _Pragma("GCC unroll 16") for (int k = 1; k < K; k++) TSR__DB_FS_PIXEL(k, t - k, prod[k - 1]); \
+                    down[t - K] = prod[K - 1];                                                                   \
+                }                                                                                                \
+            }                                                                                                    \
+            if (t >= w + K) break;                                                                               \
+            for (int k = 0; k < K; k++) {                                                                        \
+                const int x = t - k;                                                                             \
+                if (x < 0 || x > w) continue;                                                                    \
+                if (x == w) prod[k] = 5 * e1[k] + e2[k];                                                         \
+                else TSR__DB_FS_PIXEL(k, x, k ? prod[k - 1] : up[x]);                                            \
+                if (k == K - 1 && x) down[x - 1] = prod[k];                                                      \
+            }                                                                                                    \
+            t++;                                                                                                 \
+        }                                                                                                        \
+    }
+TSR__DB_FS_ROWS(uint8_t)
+TSR__DB_FS_ROWS(uint16_t)
+
 /* Floyd-Steinberg of planes [i0, i1), in the reference's order. */
 static void tsr__db_planes_fs(void *ctx, int i0, int i1)
 {
@@ -544,7 +601,20 @@ static void tsr__db_planes_fs(void *ctx, int i0, int i1)
             __atomic_store_n(&((struct tsr__db_job *)ctx)->failed, 1, __ATOMIC_RELAXED);
             return;
         }
-        for (int y = 0; y < q->h; y++) {
+        int y = 0;
+        for (; y + TSR_DB_FS_K <= q->h; y += TSR_DB_FS_K) {
+            const uint16_t *v[TSR_DB_FS_K];
+            void *rows[TSR_DB_FS_K];
+            int *t;
+            for (int k = 0; k < TSR_DB_FS_K; k++) {
+                v[k] = j->tmp[i] + (size_t)(y + k) * q->w;
+                rows[k] = (char *)j->dst->plane[i] + (size_t)(y + k) * j->dst->stride[i];
+            }
+            if (j->dst->bits > 8) tsr__db_fs_rows_uint16_t(q, v, up, down, (uint16_t *const *)rows);
+            else tsr__db_fs_rows_uint8_t(q, v, up, down, (uint8_t *const *)rows);
+            t = up, up = down, down = t;
+        }
+        for (; y < q->h; y++) {
             const uint16_t *v = j->tmp[i] + (size_t)y * q->w;
             char *row = (char *)j->dst->plane[i] + (size_t)y * j->dst->stride[i];
             int *t;

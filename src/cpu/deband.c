@@ -590,7 +590,123 @@ TSR__DB_FS_ROW(uint16_t)
 TSR__DB_FS_ROWS(uint8_t)
 TSR__DB_FS_ROWS(uint16_t)
 
-/* Floyd-Steinberg of planes [i0, i1), in the reference's order. */
+#ifdef TSR__DB_X86
+/* An 8 x 8 transpose of 16-bit samples: on return r[j] holds sample j of each input r[k], in
+ * lane k. */
+__attribute__((target("avx2"))) static inline void tsr__db_tr8x8(__m128i r[8])
+{
+    __m128i a[8], b[8];
+    for (int i = 0; i < 4; i++) {
+        a[2 * i] = _mm_unpacklo_epi16(r[2 * i], r[2 * i + 1]);
+        a[2 * i + 1] = _mm_unpackhi_epi16(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 2; i++) {
+        b[4 * i] = _mm_unpacklo_epi32(a[4 * i], a[4 * i + 2]);
+        b[4 * i + 1] = _mm_unpackhi_epi32(a[4 * i], a[4 * i + 2]);
+        b[4 * i + 2] = _mm_unpacklo_epi32(a[4 * i + 1], a[4 * i + 3]);
+        b[4 * i + 3] = _mm_unpackhi_epi32(a[4 * i + 1], a[4 * i + 3]);
+    }
+    for (int i = 0; i < 4; i++) {
+        r[2 * i] = _mm_unpacklo_epi64(b[i], b[i + 4]);
+        r[2 * i + 1] = _mm_unpackhi_epi64(b[i], b[i + 4]);
+    }
+}
+
+/* Floyd-Steinberg of 8 consecutive rows in the 8 lanes of AVX2 vectors, the same values as 8
+ * calls of tsr__db_fs_row. Lane k is row k, two pixels behind row k - 1: at step t it works on
+ * pixel t - 2k, and the error from above that it needs (row k - 1's, complete once row k - 1
+ * has done the next pixel) is what lane k - 1 handed on at step t - 1, moved one lane up. v: the
+ * first row's values (rows vstride samples apart); up: the errors the row above the first left;
+ * down: set to those the last row leaves; out: the first row's output (rows ostride bytes
+ * apart, 16-bit samples when 'wide'). Steps where every lane is on an inner pixel go 8 at a
+ * time, values and outputs through 8 x 8 transposes; the first and last steps of the rows go
+ * one at a time with the lanes off their rows masked. */
+__attribute__((target("avx2"))) static void tsr__db_fs_rows8_avx2(const tsr__db_plane *q, const uint16_t *v,
+                                                                  size_t vstride, const int *up, int *down, char *out,
+                                                                  size_t ostride, int wide)
+{
+    const int s = q->out_shift, w = q->w;
+    const __m256i half = _mm256_set1_epi32((1 << s) >> 1), low = _mm256_set1_epi32((1 << s) - 1);
+    const __m256i eight = _mm256_set1_epi32(8), top = _mm256_set1_epi32(65535), zero = _mm256_setzero_si256();
+    const __m256i etop = _mm256_set1_epi32(-(q->out_max << s)), omax = _mm256_set1_epi32(q->out_max);
+    const __m256i lag = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14), up1 = _mm256_setr_epi32(0, 0, 1, 2, 3, 4, 5, 6);
+    const __m128i cnt = _mm_cvtsi32_si128(s);
+    __m256i right = zero, e1 = zero, e2 = zero, prod = zero, e, code;
+    int t = 0;
+    /* One step: e and code of every lane from its value vv and its error from above u. */
+#define TSR__DB_FS8_CORE(vv, u)                                                                                  \
+    do {                                                                                                         \
+        const __m256i a_ = _mm256_add_epi32(_mm256_add_epi32(u, eight), right);                                 \
+        __m256i wv_ = _mm256_add_epi32(vv, _mm256_srai_epi32(a_, 4)); /* floor(a / 16) */                       \
+        wv_ = _mm256_min_epi32(_mm256_max_epi32(wv_, zero), top);                                                \
+        const __m256i t_ = _mm256_add_epi32(wv_, half), over_ = _mm256_cmpgt_epi32(t_, top);                     \
+        e = _mm256_blendv_epi8(_mm256_sub_epi32(_mm256_and_si256(t_, low), half), _mm256_add_epi32(wv_, etop),  \
+                               over_);                                                                           \
+        code = _mm256_blendv_epi8(_mm256_srl_epi32(t_, cnt), omax, over_);                                       \
+    } while (0)
+    /* The state after e: 3 e + 5 e[x-1] + e[x-2] handed on, 7 e to the right. */
+#define TSR__DB_FS8_NEXT()                                                                                       \
+    do {                                                                                                         \
+        prod = _mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(e, _mm256_slli_epi32(e, 1)),                  \
+                                                 _mm256_add_epi32(e1, _mm256_slli_epi32(e1, 2))),                \
+                                e2);                                                                             \
+        right = _mm256_sub_epi32(_mm256_slli_epi32(e, 3), e);                                                    \
+        e2 = e1, e1 = e;                                                                                         \
+    } while (0)
+    for (;;) {
+        if (t == 15) /* lane 7 past its first pixel: every lane inside its row for 8 steps */
+            for (; t + 7 < w; t += 8) {
+                __m128i r[8];
+                for (int k = 0; k < 8; k++) r[k] = _mm_loadu_si128((const __m128i *)(v + k * vstride + t - 2 * k));
+                tsr__db_tr8x8(r);
+                for (int j = 0; j < 8; j++) {
+                    const __m256i u = _mm256_blend_epi32(_mm256_permutevar8x32_epi32(prod, up1),
+                                                         _mm256_set1_epi32(up[t + j]), 1);
+                    TSR__DB_FS8_CORE(_mm256_cvtepu16_epi32(r[j]), u);
+                    TSR__DB_FS8_NEXT();
+                    down[t + j - 15] = _mm256_extract_epi32(prod, 7);
+                    r[j] = _mm_packus_epi32(_mm256_castsi256_si128(code), _mm256_extracti128_si256(code, 1));
+                }
+                tsr__db_tr8x8(r);
+                for (int k = 0; k < 8; k++) {
+                    char *o = out + k * ostride;
+                    if (wide) _mm_storeu_si128((__m128i *)(o + 2 * (size_t)(t - 2 * k)), r[k]);
+                    else _mm_storel_epi64((__m128i *)(o + t - 2 * k), _mm_packus_epi16(r[k], r[k]));
+                }
+            }
+        if (t > w + 14) break;
+        {
+            const __m256i x = _mm256_sub_epi32(_mm256_set1_epi32(t), lag);
+            const __m256i on = _mm256_andnot_si256(_mm256_cmpgt_epi32(zero, x), _mm256_cmpgt_epi32(_mm256_set1_epi32(w), x));
+            const __m256i end = _mm256_cmpeq_epi32(x, _mm256_set1_epi32(w));
+            int val[8], xs[8], codes[8];
+            for (int k = 0; k < 8; k++) {
+                xs[k] = t - 2 * k;
+                val[k] = xs[k] >= 0 && xs[k] < w ? v[k * vstride + xs[k]] : 0;
+            }
+            const __m256i u = _mm256_blend_epi32(_mm256_permutevar8x32_epi32(prod, up1),
+                                                 _mm256_set1_epi32(t < w ? up[t] : 0), 1);
+            TSR__DB_FS8_CORE(_mm256_loadu_si256((const __m256i *)val), u);
+            e = _mm256_andnot_si256(end, e);   /* past the last pixel: 5 e[w-1] + e[w-2] handed on */
+            TSR__DB_FS8_NEXT();
+            right = _mm256_and_si256(right, on), e1 = _mm256_and_si256(e1, on);   /* lanes before their row: 0 */
+            _mm256_storeu_si256((__m256i *)codes, code);
+            for (int k = 0; k < 8; k++)
+                if (xs[k] >= 0 && xs[k] < w) {
+                    if (wide) ((uint16_t *)(out + k * ostride))[xs[k]] = (uint16_t)codes[k];
+                    else ((uint8_t *)(out + k * ostride))[xs[k]] = (uint8_t)codes[k];
+                }
+            if (xs[7] >= 1 && xs[7] <= w) down[xs[7] - 1] = _mm256_extract_epi32(prod, 7);
+        }
+        t++;
+    }
+#undef TSR__DB_FS8_CORE
+#undef TSR__DB_FS8_NEXT
+}
+#endif
+
+/* Floyd-Steinberg of planes [i0, i1), the reference's values: 8 rows at a time in AVX2 vectors where the
+ * processor has AVX2, then 4 at a time, then one by one. */
 static void tsr__db_planes_fs(void *ctx, int i0, int i1)
 {
     const struct tsr__db_job *j = ctx;
@@ -602,6 +718,16 @@ static void tsr__db_planes_fs(void *ctx, int i0, int i1)
             return;
         }
         int y = 0;
+#ifdef TSR__DB_X86
+        if (__builtin_cpu_supports("avx2"))
+            for (; y + 8 <= q->h; y += 8) {
+                int *t;
+                tsr__db_fs_rows8_avx2(q, j->tmp[i] + (size_t)y * q->w, (size_t)q->w, up, down,
+                                      (char *)j->dst->plane[i] + (size_t)y * j->dst->stride[i], j->dst->stride[i],
+                                      j->dst->bits > 8);
+                t = up, up = down, down = t;
+            }
+#endif
         for (; y + TSR_DB_FS_K <= q->h; y += TSR_DB_FS_K) {
             const uint16_t *v[TSR_DB_FS_K];
             void *rows[TSR_DB_FS_K];

@@ -281,6 +281,8 @@ static int tsr__db_rowbuf_alloc(struct tsr__db_rowbuf *b, int w)
 /* Release a worker's row buffers (any of them may be NULL). */
 static void tsr__db_rowbuf_free(struct tsr__db_rowbuf *b) { free(b->v), free(b->r), free(b->g); }
 
+int tsr__db_baseline = 0;
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define TSR__DB_X86 1
@@ -362,7 +364,8 @@ __attribute__((target("avx2"))) static int tsr__db_inner_avx2(const tsr__db_plan
 /* The vector loop for the inner columns, where AVX2 is present and the row's references stay off
  * the plane's last row and their offsets in an int (see tsr__db_inner_avx2). */
 #define TSR__DB_INNER_SIMD                                                                                      \
-    if (y <= P.h - 2 - R && (long long)ps * (R + 1) < (1LL << 30) && __builtin_cpu_supports("avx2")) {          \
+    if (y <= P.h - 2 - R && (long long)ps * (R + 1) < (1LL << 30) && !tsr__db_baseline &&                       \
+        __builtin_cpu_supports("avx2")) {                                                                        \
         x = tsr__db_inner_avx2(&P, row, ps, (int)sizeof *row, rb, gb, v, x, xb);                                \
     }
 #else
@@ -719,7 +722,7 @@ static void tsr__db_planes_fs(void *ctx, int i0, int i1)
         }
         int y = 0;
 #ifdef TSR__DB_X86
-        if (__builtin_cpu_supports("avx2"))
+        if (!tsr__db_baseline && __builtin_cpu_supports("avx2"))
             for (; y + 8 <= q->h; y += 8) {
                 int *t;
                 tsr__db_fs_rows8_avx2(q, j->tmp[i] + (size_t)y * q->w, (size_t)q->w, up, down,

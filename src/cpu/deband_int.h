@@ -20,6 +20,11 @@ void tsr__deband_setup(const tsr_frame *src, const tsr_deband_params *p, int fra
 tsr_status tsr__deband_cuda_run(int kind, const tsr_frame *src, tsr_frame *dst, const tsr__db_plane P[3],
                                 void *stream);
 
+/* Tests only: nonzero makes the CPU 'fast' variant skip its AVX2 code (the gather loop and
+ * Floyd-Steinberg on 8 rows), so that the paths processors without AVX2 take are checked on
+ * machines that have it (the values are the same; the tests check it). */
+extern int tsr__db_baseline;
+
 /* Slots of tsr_deband_pipe, on both backends. CUDA needs three for upload, kernel and download to
  * overlap; a caller that reads, processes and writes on three threads (the CLI) needs one per
  * stage, and the fourth lets the reader run a frame ahead so that an uneven pipe stalls no one. */

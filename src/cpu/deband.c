@@ -318,7 +318,6 @@ __attribute__((target("avx2"))) static int tsr__db_inner_avx2(const tsr__db_plan
         /* the gathers' scale is an immediate: one expansion per sample size */
 #define TSR__DB_GATHER(SC)                                                                                       \
     do {                                                                                                         \
-        s = _mm256_i32gather_epi32(base, xi, SC);                                                                \
         q0 = _mm256_i32gather_epi32(base, _mm256_add_epi32(xi, o1), SC);                                         \
         q1 = _mm256_i32gather_epi32(base, _mm256_sub_epi32(xi, o1), SC);                                         \
         if (!mode1) {                                                                                            \
@@ -326,10 +325,16 @@ __attribute__((target("avx2"))) static int tsr__db_inner_avx2(const tsr__db_plan
             q3 = _mm256_i32gather_epi32(base, _mm256_sub_epi32(xi, o2), SC);                                     \
         }                                                                                                        \
     } while (0)
-        if (bytes == 2) TSR__DB_GATHER(2);
-        else TSR__DB_GATHER(1);
+        /* the pixels themselves are consecutive: a load, not a gather */
+        if (bytes == 2) {
+            TSR__DB_GATHER(2);
+            s = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)((const uint16_t *)row + x)));
+        } else {
+            TSR__DB_GATHER(1);
+            s = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)((const uint8_t *)row + x)));
+        }
 #undef TSR__DB_GATHER
-        s = _mm256_sll_epi32(_mm256_and_si256(s, mask), sh);
+        s = _mm256_sll_epi32(s, sh);
         q0 = _mm256_sll_epi32(_mm256_and_si256(q0, mask), sh);
         q1 = _mm256_sll_epi32(_mm256_and_si256(q1, mask), sh);
         __m256i avg, keep;   /* keep: all ones where the pixel keeps its own value */

@@ -99,7 +99,76 @@ static tsr_status tsr__area_plan_make(const tsr_image *src, int dw, int dh, tsr_
     return TSR_OK;
 }
 
-/* One destination row from its source rows: buf and sum hold dw*cn floats each. */
+/* Source rows through the x table (the reference's sums, in its order), NR rows at once into
+ * buf[0..NR): samples of type T, CN channels (0: cn at run time). Each destination cell's
+ * entries are consecutive in the table, so a cell's sum stays in a register from 0 (as the
+ * reference's zeroed buffer) and is stored once; the NR rows' sums are independent chains that
+ * share the table's loads. Row pointers and the sample type are fixed here, which the generic
+ * loader's per-sample row lookup kept the compiler from doing. */
+#define TSR__AREA_XPASS(NAME, T, CN, NR)                                                                         \
+    static void NAME(const T *const *row, const tsr__area_tab *restrict tab, int nx, int cn,                    \
+                     float *const *buf)                                                                          \
+    {                                                                                                            \
+        const int ch = CN ? CN : cn;                                                                             \
+        for (int k = 0; k < nx;) {                                                                               \
+            const int di = tab[k].di;                                                                            \
+            float acc[NR][CN ? CN : 4];                                                                          \
+            for (int c0 = 0; c0 < ch; c0 += (CN ? CN : 4)) {                                                     \
+                const int nc = ch - c0 < (CN ? CN : 4) ? ch - c0 : (CN ? CN : 4);                                \
+                int e = k;                                                                                       \
+                for (int r = 0; r < NR; r++)                                                                     \
+                    for (int c = 0; c < (CN ? CN : 4); c++) acc[r][c] = 0.f;                                     \
+                do {                                                                                             \
+                    const tsr__area_tab t = tab[e];                                                              \
+                    for (int r = 0; r < NR; r++)                                                                 \
+                        for (int c = 0; c < (CN ? CN : nc); c++)                                                 \
+                            acc[r][c] += (float)row[r][t.si + c0 + c] * t.alpha;                                 \
+                    e++;                                                                                         \
+                } while (e < nx && tab[e].di == di);                                                             \
+                for (int r = 0; r < NR; r++)                                                                     \
+                    for (int c = 0; c < (CN ? CN : nc); c++) buf[r][di + c0 + c] = acc[r][c];                    \
+                if (c0 + (CN ? CN : 4) >= ch) k = e;                                                             \
+            }                                                                                                    \
+        }                                                                                                        \
+    }
+TSR__AREA_XPASS(tsr__area_x_u8c1_1, uint8_t, 1, 1)
+TSR__AREA_XPASS(tsr__area_x_u8c1_2, uint8_t, 1, 2)
+TSR__AREA_XPASS(tsr__area_x_u8c1_3, uint8_t, 1, 3)
+TSR__AREA_XPASS(tsr__area_x_u8c1_4, uint8_t, 1, 4)
+TSR__AREA_XPASS(tsr__area_x_u8c3_1, uint8_t, 3, 1)
+TSR__AREA_XPASS(tsr__area_x_u8c3_2, uint8_t, 3, 2)
+TSR__AREA_XPASS(tsr__area_x_u8c3_3, uint8_t, 3, 3)
+TSR__AREA_XPASS(tsr__area_x_u8c3_4, uint8_t, 3, 4)
+TSR__AREA_XPASS(tsr__area_x_u8_1, uint8_t, 0, 1)
+TSR__AREA_XPASS(tsr__area_x_u8_2, uint8_t, 0, 2)
+TSR__AREA_XPASS(tsr__area_x_u8_3, uint8_t, 0, 3)
+TSR__AREA_XPASS(tsr__area_x_u8_4, uint8_t, 0, 4)
+TSR__AREA_XPASS(tsr__area_x_u16c1_1, uint16_t, 1, 1)
+TSR__AREA_XPASS(tsr__area_x_u16c1_2, uint16_t, 1, 2)
+TSR__AREA_XPASS(tsr__area_x_u16c1_3, uint16_t, 1, 3)
+TSR__AREA_XPASS(tsr__area_x_u16c1_4, uint16_t, 1, 4)
+TSR__AREA_XPASS(tsr__area_x_u16_1, uint16_t, 0, 1)
+TSR__AREA_XPASS(tsr__area_x_u16_2, uint16_t, 0, 2)
+TSR__AREA_XPASS(tsr__area_x_u16_3, uint16_t, 0, 3)
+TSR__AREA_XPASS(tsr__area_x_u16_4, uint16_t, 0, 4)
+
+/* The x pass of nr (1 to 4) source rows of src into buf[0..nr). */
+typedef void (*tsr__area_xfn)(const void *const *, const tsr__area_tab *, int, int, float *const *);
+static void tsr__area_xpass(const tsr_image *src, const void *const *rows, int nr, const tsr__area_plan *pl,
+                            float *const *buf)
+{
+#define TSR__AREA_FNS(P) {(tsr__area_xfn)P##_1, (tsr__area_xfn)P##_2, (tsr__area_xfn)P##_3, (tsr__area_xfn)P##_4}
+    static const tsr__area_xfn u8c1[4] = TSR__AREA_FNS(tsr__area_x_u8c1), u8c3[4] = TSR__AREA_FNS(tsr__area_x_u8c3),
+                               u8[4] = TSR__AREA_FNS(tsr__area_x_u8), u16c1[4] = TSR__AREA_FNS(tsr__area_x_u16c1),
+                               u16[4] = TSR__AREA_FNS(tsr__area_x_u16);
+#undef TSR__AREA_FNS
+    const int cn = src->channels;
+    const tsr__area_xfn *f = src->depth == TSR_U8 ? (cn == 1 ? u8c1 : cn == 3 ? u8c3 : u8) : (cn == 1 ? u16c1 : u16);
+    f[nr - 1](rows, pl->xtab, pl->nx, cn, buf);
+}
+
+/* One destination row from its source rows, sample by sample through the generic loader (the
+ * reference): buf and sum hold dw*cn floats each. */
 static void tsr__area_row(const tsr_image *src, tsr_image *dst, const tsr__area_plan *pl, int dy, float *buf,
                           float *sum)
 {
@@ -120,6 +189,34 @@ static void tsr__area_row(const tsr_image *src, tsr_image *dst, const tsr__area_
             for (size_t i = 0; i < n; i++) sum[i] += beta * buf[i];
     }
     for (size_t i = 0; i < n; i++) tsr__st(dst, dy, i, tsr__sat(sum[i], maxv));
+}
+
+/* The same row with the x pass of tsr__area_xpass, 4 source rows at a time: the same operations
+ * in the same order. buf holds 4 rows of dw*cn floats, sum one. */
+static void tsr__area_row_fast(const tsr_image *src, tsr_image *dst, const tsr__area_plan *pl, int dy, float *buf,
+                               float *sum)
+{
+    size_t n = (size_t)dst->width * dst->channels;
+    unsigned maxv = src->depth == TSR_U8 ? 255u : 65535u;
+    float *bufs[4] = {buf, buf + n, buf + 2 * n, buf + 3 * n};
+    for (int j = pl->ystart[dy]; j < pl->ystart[dy + 1];) {
+        const int nr = pl->ystart[dy + 1] - j >= 4 ? 4 : pl->ystart[dy + 1] - j;
+        const void *rows[4];
+        for (int r = 0; r < nr; r++) rows[r] = tsr__row(src, pl->ytab[j + r].si);
+        for (int r = 0; r < nr; r++) memset(bufs[r], 0, n * sizeof(float));
+        tsr__area_xpass(src, rows, nr, pl, bufs);
+        for (int r = 0; r < nr; r++, j++) {
+            const float beta = pl->ytab[j].alpha, *b = bufs[r];
+            if (j == pl->ystart[dy])
+                for (size_t i = 0; i < n; i++) sum[i] = beta * b[i];
+            else
+                for (size_t i = 0; i < n; i++) sum[i] += beta * b[i];
+        }
+    }
+    if (src->depth == TSR_U8)
+        for (size_t i = 0; i < n; i++) ((uint8_t *)tsr__row(dst, dy))[i] = (uint8_t)tsr__sat(sum[i], maxv);
+    else
+        for (size_t i = 0; i < n; i++) ((uint16_t *)tsr__row(dst, dy))[i] = (uint16_t)tsr__sat(sum[i], maxv);
 }
 
 /* ---------------------------------------------------------------- reference */
@@ -288,12 +385,12 @@ static void tsr__resize_area_rows(void *ctx, int y0, int y1)
 {
     struct tsr__resize_job *j = ctx;
     size_t n = (size_t)j->dst->width * j->dst->channels;
-    float *buf = malloc(2 * n * sizeof *buf);
+    float *buf = malloc(5 * n * sizeof *buf);
     if (!buf) {
         j->status = tsr__fail(TSR_E_NOMEM, "resize: out of memory for a row buffer");
         return;
     }
-    for (int dy = y0; dy < y1; dy++) tsr__area_row(j->src, j->dst, &j->plan, dy, buf, buf + n);
+    for (int dy = y0; dy < y1; dy++) tsr__area_row_fast(j->src, j->dst, &j->plan, dy, buf, buf + 4 * n);
     free(buf);
 }
 

@@ -191,6 +191,24 @@ static size_t tsr__prefix_fast(const void *ext, size_t col_bytes, void *hs, size
             float inv = 1.0f / (float)area;                                                                 \
             uint8_t *restrict o = out;                                                                      \
             for (size_t i = 0; i < n; i++) o[i] = (uint8_t)(int)(((float)(hs[i] + half) + 0.5f) * inv);    \
+        } else if (sizeof(SUM_T) == 4 && xmax + area < ((uint64_t)1 << 31)) {                              \
+            /* a float quotient, off by at most one (x < 2^31: relative error about 2^-23, a quotient \
+             * below 65536), then corrected by the remainder x - q * area in 32-bit integers */       \
+            float inv = 1.0f / (float)area;                                                                 \
+            const int32_t a32 = (int32_t)area;                                                              \
+            if (depth == TSR_U8) {                                                                          \
+                uint8_t *restrict o = out;                                                                  \
+                for (size_t i = 0; i < n; i++) {                                                            \
+                    int32_t x = (int32_t)(hs[i] + half), q = (int32_t)((float)x * inv), r = x - q * a32;    \
+                    o[i] = (uint8_t)(q + (r >= a32) - (r < 0));                                             \
+                }                                                                                           \
+            } else {                                                                                        \
+                uint16_t *restrict o = out;                                                                 \
+                for (size_t i = 0; i < n; i++) {                                                            \
+                    int32_t x = (int32_t)(hs[i] + half), q = (int32_t)((float)x * inv), r = x - q * a32;    \
+                    o[i] = (uint16_t)(q + (r >= a32) - (r < 0));                                            \
+                }                                                                                           \
+            }                                                                                               \
         } else if (sizeof(SUM_T) == 4 && shift < 63 && (((uint64_t)1 << shift) / area + 1) >> 32 == 0) {   \
             /* x / area as (x * m) >> shift with m = floor(2^shift / area) + 1: the error x * e /     \
              * 2^shift (e = m * area - 2^shift <= area) stays below 1/area while 2^shift > xmax *    \

@@ -511,52 +511,23 @@ static void tsr__db_rows_values(void *ctx, int r0, int r1)
     tsr__db_rowbuf_free(&b);
 }
 
-/* One row of Floyd-Steinberg (the reference's sums and roundings, tsr__db_fs, in a form the
- * compiler keeps in registers): v the row's values, up[x] the errors (1/16 units) that the row
- * above left for column x, down[x] set to those this row leaves for the row below; the error to
- * the right is carried in a register and the three below are summed once per column
- * (down[x] = 3 e[x+1] + 5 e[x] + e[x-1]) instead of being added into memory three times. */
-#define TSR__DB_FS_ROW(T)                                                                                        \
-    static void tsr__db_fs_row_##T(const tsr__db_plane *q, const uint16_t *restrict v, const int *restrict up,   \
-                                   int *restrict down, T *restrict out)                                         \
-    {                                                                                                            \
-        const int s = q->out_shift, half = (1 << s) >> 1, low = (1 << s) - 1, w = q->w;                        \
-        const int etop = -(q->out_max << s); /* the error of a value rounded past the top code, less it */     \
-        int right = 0, e1 = 0, e2 = 0; /* 7 e[x-1]; e[x-1]; e[x-2] */                                         \
-        for (int x = 0; x < w; x++) {                                                                            \
-            const int u = up[x] + 8;   /* off the chain from one pixel to the next */                          \
-            int a = u + right, f = a >= 0 ? a >> 4 : ~(~a >> 4); /* floor(a / 16) */                            \
-            int wv = v[x] + f;                                                                                   \
-            wv = wv < 0 ? 0 : wv > 65535 ? 65535 : wv;                                                           \
-            /* rounded to the output code t >> s, and the error wv - (code << s) == (t & low) - half,    \
-             * unless the code passes the top (t >= 65536 exactly then): code top, error wv - top << s */ \
-            const int t = wv + half, over = t >= 65536;                                                         \
-            const int e = over ? wv + etop : (t & low) - half;                                                   \
-            out[x] = (T)(over ? q->out_max : t >> s);                                                            \
-            if (x) down[x - 1] = 3 * e + 5 * e1 + e2;                                                            \
-            right = 7 * e, e2 = e1, e1 = e;                                                                      \
-        }                                                                                                        \
-        down[w - 1] = 5 * e1 + e2;                                                                               \
-    }
-TSR__DB_FS_ROW(uint8_t)
-TSR__DB_FS_ROW(uint16_t)
+/* Floyd-Steinberg, the reference's sums and roundings (tsr__db_fs) in a form the compiler keeps
+ * in registers, K consecutive rows at once (tsr__db_fs_rows_K_T): a row's chain from pixel to
+ * pixel is about 9 dependent instructions, so one row at a time waits on it, while K rows, each
+ * a pixel behind the row above, are K independent chains (K = 4 measured best: 2, 3, 6 and 8
+ * rows were slower). v[k] and out[k] are row k's values and output, up[x] the errors (1/16
+ * units) that the row above the first left for column x, down[x] set to those the last row
+ * leaves. The error to the right is carried in a register and the three below are summed once
+ * per column (down[x] = 3 e[x+1] + 5 e[x] + e[x-1]). Row k works on pixel t - k at step t,
+ * right after row k - 1 finished pixel t - k + 1, which completes row k - 1's error for column
+ * t - k: it goes from row to row in a register ('prod'), not through memory. */
 
-/* Rows at once in tsr__db_fs_rows: a row's chain from pixel to pixel is about 9 dependent
- * instructions, so one row at a time waits on it; TSR_DB_FS_K rows, each a pixel behind the row
- * above, are K independent chains. */
-#ifndef TSR_DB_FS_K
-#define TSR_DB_FS_K 4
-#endif
-
-/* TSR_DB_FS_K consecutive rows of Floyd-Steinberg, the same values as that many calls of
- * tsr__db_fs_row: v[k] and out[k] row k's values and output, up the errors the row above the
- * first left, down set to those the last leaves. Row k works on pixel t - k at step t, right
- * after row k - 1 finished pixel t - k + 1, which completes row k - 1's error for column t - k:
- * it goes from row to row in a register ('prod'), not through memory. */
-/* One pixel of row k in tsr__db_fs_rows (u: the error from above for it, less 8). */
+/* One pixel of row k (u: the error from above for it). The value is rounded to the output code
+ * t >> s with the error wv - (code << s) == (t & low) - half, unless the code passes the top
+ * (t >= 65536 exactly then): code top, error wv - top << s. */
 #define TSR__DB_FS_PIXEL(k, x, u)                                                                                \
     do {                                                                                                         \
-        const int a_ = (u) + 8 + right[k], f_ = a_ >= 0 ? a_ >> 4 : ~(~a_ >> 4);                                \
+        const int a_ = (u) + 8 + right[k], f_ = a_ >= 0 ? a_ >> 4 : ~(~a_ >> 4); /* floor(a / 16) */            \
         int wv_ = v[k][x] + f_;                                                                                  \
         wv_ = wv_ < 0 ? 0 : wv_ > 65535 ? 65535 : wv_;                                                           \
         const int t_ = wv_ + half, over_ = t_ >= 65536;                                                          \
@@ -565,19 +536,18 @@ TSR__DB_FS_ROW(uint16_t)
         prod[k] = 3 * e_ + 5 * e1[k] + e2[k]; /* column x - 1's, for the row below */                            \
         right[k] = 7 * e_, e2[k] = e1[k], e1[k] = e_;                                                            \
     } while (0)
-#define TSR__DB_FS_ROWS(T)                                                                                       \
-    static void tsr__db_fs_rows_##T(const tsr__db_plane *q, const uint16_t *const *v, const int *restrict up,    \
-                                    int *restrict down, T *const *out)                                          \
+#define TSR__DB_FS_ROWS(T, K)                                                                                    \
+    static void tsr__db_fs_rows_##K##_##T(const tsr__db_plane *q, const uint16_t *const *v,                     \
+                                          const int *restrict up, int *restrict down, T *const *out)            \
     {                                                                                                            \
-        enum { K = TSR_DB_FS_K };                                                                                \
         const int s = q->out_shift, half = (1 << s) >> 1, low = (1 << s) - 1, w = q->w;                        \
-        const int etop = -(q->out_max << s);                                                                     \
-        int right[K], e1[K], e2[K], prod[K], t = 0;                                                              \
+        const int etop = -(q->out_max << s); /* the error of a value rounded past the top code, less it */     \
+        int right[K], e1[K], e2[K], prod[K], t = 0; /* 7 e[x-1]; e[x-1]; e[x-2]; handed on */                \
         for (int k = 0; k < K; k++) right[k] = e1[k] = e2[k] = prod[k] = 0;                                     \
         /* start-up and the end: rows off their pixels skip, a row past its last pixel hands on   \
          * its last error (column w - 1); rows in order, so row k - 1's prod is this step's */       \
         for (;;) {                                                                                               \
-            if (t == K && t < w) { /* every row past its first pixel: no tests */                                        \
+            if (t == K && t < w) { /* every row past its first pixel: no tests */                                \
                 for (; t < w; t++) {                                                                             \
                     TSR__DB_FS_PIXEL(0, t, up[t]);                                                               \
                     _Pragma("GCC unroll 16") for (int k = 1; k < K; k++) TSR__DB_FS_PIXEL(k, t - k, prod[k - 1]); \
@@ -595,8 +565,10 @@ TSR__DB_FS_ROW(uint16_t)
             t++;                                                                                                 \
         }                                                                                                        \
     }
-TSR__DB_FS_ROWS(uint8_t)
-TSR__DB_FS_ROWS(uint16_t)
+TSR__DB_FS_ROWS(uint8_t, 4)
+TSR__DB_FS_ROWS(uint16_t, 4)
+TSR__DB_FS_ROWS(uint8_t, 1)
+TSR__DB_FS_ROWS(uint16_t, 1)
 
 #ifdef TSR__DB_X86
 /* An 8 x 8 transpose of 16-bit samples: on return r[j] holds sample j of each input r[k], in
@@ -621,7 +593,7 @@ __attribute__((target("avx2"))) static inline void tsr__db_tr8x8(__m128i r[8])
 }
 
 /* Floyd-Steinberg of 8 consecutive rows in the 8 lanes of AVX2 vectors, the same values as 8
- * calls of tsr__db_fs_row. Lane k is row k, two pixels behind row k - 1: at step t it works on
+ * rows of tsr__db_fs_rows_1. Lane k is row k, two pixels behind row k - 1: at step t it works on
  * pixel t - 2k, and the error from above that it needs (row k - 1's, complete once row k - 1
  * has done the next pixel) is what lane k - 1 handed on at step t - 1, moved one lane up. v: the
  * first row's values (rows vstride samples apart); up: the errors the row above the first left;
@@ -736,25 +708,21 @@ static void tsr__db_planes_fs(void *ctx, int i0, int i1)
                 t = up, up = down, down = t;
             }
 #endif
-        for (; y + TSR_DB_FS_K <= q->h; y += TSR_DB_FS_K) {
-            const uint16_t *v[TSR_DB_FS_K];
-            void *rows[TSR_DB_FS_K];
+        while (y < q->h) {   /* 4 rows at a time, then one by one */
+            const int k4 = q->h - y >= 4;
+            const uint16_t *v[4];
+            void *rows[4];
             int *t;
-            for (int k = 0; k < TSR_DB_FS_K; k++) {
+            for (int k = 0; k < (k4 ? 4 : 1); k++) {
                 v[k] = j->tmp[i] + (size_t)(y + k) * q->w;
                 rows[k] = (char *)j->dst->plane[i] + (size_t)(y + k) * j->dst->stride[i];
             }
-            if (j->dst->bits > 8) tsr__db_fs_rows_uint16_t(q, v, up, down, (uint16_t *const *)rows);
-            else tsr__db_fs_rows_uint8_t(q, v, up, down, (uint8_t *const *)rows);
+            if (j->dst->bits > 8)
+                (k4 ? tsr__db_fs_rows_4_uint16_t : tsr__db_fs_rows_1_uint16_t)(q, v, up, down, (uint16_t *const *)rows);
+            else
+                (k4 ? tsr__db_fs_rows_4_uint8_t : tsr__db_fs_rows_1_uint8_t)(q, v, up, down, (uint8_t *const *)rows);
             t = up, up = down, down = t;
-        }
-        for (; y < q->h; y++) {
-            const uint16_t *v = j->tmp[i] + (size_t)y * q->w;
-            char *row = (char *)j->dst->plane[i] + (size_t)y * j->dst->stride[i];
-            int *t;
-            if (j->dst->bits > 8) tsr__db_fs_row_uint16_t(q, v, up, down, (uint16_t *)row);
-            else tsr__db_fs_row_uint8_t(q, v, up, down, (uint8_t *)row);
-            t = up, up = down, down = t;
+            y += k4 ? 4 : 1;
         }
         free(e);
     }

@@ -104,7 +104,8 @@ __device__ __forceinline__ void tsr__dbt_stage(const Tin *src, int sp, int xa, i
 /* Deband, grain and store 4 pixels of one plane's row. pb: pixel x0 in the staging; pixel k's
  * references are at byte offsets k*S +-v1[k] and (mode 2) k*S +-v2[k] from it (S the sample
  * size); grow: the row's grain key and xk the pixels' column keys, both folded (TSR__DBT_KEY).
- * d: pixel x0 of the output row; n: pixels inside the plane (1..4). SH: the input shift when known at compile time (0 for 16-bit samples), else -1. */
+ * d: pixel x0 of the output row; n: pixels inside the plane (1..4). SH: the input shift when
+ * known at compile time (0 for 16-bit samples), else -1. */
 template <typename Tin, typename Tout, int MODE, int BLUR, int RAW, int SH>
 __device__ __forceinline__ void tsr__dbt_pixels(const tsr__db_plane &P, const Tin *pb, const int *v1, const int *v2,
                                                 uint32_t grow, int x0, int y, const uint32_t *xk, Tout *d, int n,

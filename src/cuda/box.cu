@@ -3,7 +3,7 @@
  * is computed by one of three methods that are each exact (see tsr__cu_mean_make).
  *
  * Variants (default first where several apply: the registry takes the first that supports)
- *  box/ring         8-bit gray, radii up to 3 or equal radii up to 7: column sums in registers,
+ *  box/ring         8-bit gray, radii up to 3 or equal radii up to 12: column sums in registers,
  *                   the window rows in a per-lane shared-memory ring filled by asynchronous copies
  *  box/reg          the same arithmetic with the window rows in registers (slower than ring)
  *  box/wide         8-bit gray, rx up to 127, ry up to 128: per-warp prefix rows (box_wide.cu)
@@ -1108,7 +1108,7 @@ static tsr_status tsr__threshold_warp(const tsr_image *src, tsr_image *dst, cons
 #define TSR_RG_MINB 1   /* blocks per SM the register allocation must allow (measurement knob) */
 #endif
 enum { TSR_RG_CPT = 16, TSR_RG_LANES_OUT = 30, TSR_RG_OW = TSR_RG_LANES_OUT * TSR_RG_CPT, TSR_RG_WARPS = 4,
-       TSR_RG_RMAX = 2, TSR_RG_RMAX_THRESH = 3, TSR_RG_AHEAD = 2, TSR_RN_RMAX_SQUARE = 7 };
+       TSR_RG_RMAX = 2, TSR_RG_RMAX_THRESH = 3, TSR_RG_AHEAD = 2, TSR_RN_RMAX_SQUARE = 12, TSR_RN_RMAX_PACKED = 7 };
 
 /* Geometry and mean constants of one reg launch (see tsr__box_reg_plan). */
 struct tsr__reg_geom {
@@ -1209,6 +1209,27 @@ __device__ __forceinline__ void tsr__rg_row(const tsr__box_args &a, const tsr__r
     }
     P[8 + 2 * NP] = 0;
     if (!store) return;
+    if constexpr (RX > TSR_RN_RMAX_PACKED) {
+        /* Windows wider than 15 columns overflow the packed halves (31 x 31 x 255 at radius 15):
+         * the column sums of lane offsets -RX .. 15 + RX as 32-bit words, the first window summed,
+         * then slid one column in and one out per pixel (one 3-input add). */
+        unsigned v[16 + 2 * RX], m[16];
+#pragma unroll
+        for (int j = -RX; j < 16 + RX; j++) {   /* column j is half (j & 1) of pair floor(j / 2) */
+            const unsigned p = P[(j + 2 * NP) / 2];
+            v[j + RX] = (j + 2 * NP) & 1 ? p >> 16 : p & 0xffffu;
+        }
+        unsigned s = g.half2 & 0xffffu;
+#pragma unroll
+        for (int j = 0; j <= 2 * RX; j++) s += v[j];
+#pragma unroll
+        for (int i = 0; i < 16; i++) {
+            if (i > 0) s = s + v[i + 2 * RX] - v[i - 1];
+            m[i] = __umulhi(s, g.magic);
+        }
+        *(uint4 *)drow = tsr__rg_pack16<THRESH, 0>(a, m, sv);
+        return;
+    }
     /* pair(j): the column sums of lane offsets j and j + 1 as a packed pair, from P directly
      * (even j) or from the high half of one pair and the low half of the next (odd j). */
 #define TSR__RG_PAIR(j) (((j) & 1) == 0 ? P[NP + (j) / 2] : __byte_perm(P[NP + ((j) - 1) / 2], P[NP + ((j) - 1) / 2 + 1], 0x5432))
@@ -1370,7 +1391,10 @@ __global__ void __launch_bounds__(TSR_RG_WARPS * 32, TSR_RG_MINB) tsr__box_reg_k
  * start (9 rows for 7 outputs at r = 1): taller strips measured slower on the H100 (r = 1:
  * 53.3 us at 7 rows, 58.7 at 14, 87.3 at 112; docs/perf-notes.md). Square windows of radius 4
  * to 7 take the ring too (13 to 17 slots), their horizontal windows slid by pairs rather than
- * summed: 1.26-1.32x box/wide there. At ry = 7 a strip's 17 rows unrolled missed the
+ * summed: 1.26-1.32x box/wide there; squares 8 to 12 (19 to 27 slots, 4 or 5 blocks a
+ * multiprocessor) slide 32-bit sums, since the packed halves would overflow: 1.14-1.23x box/wide
+ * at 8192x8192 on the H200, level at 3840x2160 (from ry = 13 the rings leave 3 blocks a
+ * multiprocessor, and box/wide was faster: docs/perf-notes.md). At ry = 7 a strip's 17 rows unrolled missed the
  * instruction cache (threshold block 15: 86.0 us unrolled, 77.8 rolled); at ry = 6 rolling
  * gained 2-6% at 8192x8192 and lost 3-5% at 3840x2160, so it starts at 7. */
 #ifndef TSR_RN_MINB
@@ -1485,16 +1509,31 @@ __device__ __forceinline__ void tsr__rn_strips(const tsr__box_args &a, const tsr
     }
 }
 
+/* A block's rings: NS slots of 16 bytes per lane. From ry = 11 (25 slots, 50 KiB) they pass the
+ * 48 KiB of static shared memory and are allocated dynamically (opt-in). */
+__host__ __device__ constexpr size_t tsr__rn_bytes(int ry)
+{
+    return (size_t)(2 * ry + 1 + tsr__rn_ahead(ry)) * 32 * TSR_RG_WARPS * sizeof(uint4);
+}
+__host__ __device__ constexpr bool tsr__rn_dynamic(int ry) { return tsr__rn_bytes(ry) > 48 * 1024; }
+/* Blocks per SM the registers must allow: 8 at ry <= 3, 6 to 7; from 8 as many as the rings
+ * leave room for (3 to 5), so that the wider windows' 32-bit sums may take the registers. */
+__host__ __device__ constexpr int tsr__rn_minb(int ry)
+{
+    return ry <= 3 ? TSR_RN_MINB : ry <= TSR_RN_RMAX_PACKED ? TSR_RN_MINB_WIDE : (int)((227 * 1024) / tsr__rn_bytes(ry));
+}
+extern __shared__ uint4 tsr__rn_dyn[];
+
 template <int THRESH, int RX, int RY>
-__global__ void __launch_bounds__(TSR_RG_WARPS * 32, RY <= 3 ? TSR_RN_MINB : TSR_RN_MINB_WIDE)
-    tsr__box_ring_kernel(tsr__box_args a, tsr__reg_geom g)
+__global__ void __launch_bounds__(TSR_RG_WARPS * 32, tsr__rn_minb(RY)) tsr__box_ring_kernel(tsr__box_args a, tsr__reg_geom g)
 {
     enum { NS = 2 * RY + 1 + tsr__rn_ahead(RY) };
-    __shared__ uint4 ring[TSR_RG_WARPS][NS * 32];
-    static_assert(sizeof(ring) >= tsr__rg_edge_bytes(RX, RY), "the edge columns' staging fits in the ring");
+    __shared__ uint4 ring_static[tsr__rn_dynamic(RY) ? 1 : TSR_RG_WARPS * NS * 32];
+    uint4 *const ring = tsr__rn_dynamic(RY) ? tsr__rn_dyn : ring_static;
+    static_assert(tsr__rn_bytes(RY) >= tsr__rg_edge_bytes(RX, RY), "the edge columns' staging fits in the ring");
     if (blockIdx.x == gridDim.x - 1) {   /* the edge blocks stage their windows where the ring would be */
         for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y)
-            tsr__rg_edge_tile<RX, RY>(a, g, strip, (unsigned char *)&ring[0][0]);
+            tsr__rg_edge_tile<RX, RY>(a, g, strip, (unsigned char *)ring);
         return;
     }
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -1502,7 +1541,22 @@ __global__ void __launch_bounds__(TSR_RG_WARPS * 32, RY <= 3 ? TSR_RN_MINB : TSR
     if (seg >= g.nseg) return;
     const int xc = seg * TSR_RG_OW + TSR_RG_CPT * lane;
     const int out = lane >= 1 && lane <= TSR_RG_LANES_OUT && xc < g.xend;
-    tsr__rn_strips<THRESH, RX, RY>(a, g, ring[warp] + lane, xc, xc <= g.xend, out);
+    tsr__rn_strips<THRESH, RX, RY>(a, g, ring + warp * NS * 32 + lane, xc, xc <= g.xend, out);
+}
+
+/* Queue one ring kernel, with its dynamic shared memory where its rings need it. */
+template <int THRESH, int RX, int RY>
+static void tsr__rn_launch(const tsr__box_args &a, const tsr__reg_geom &g, dim3 grid, unsigned nt, cudaStream_t st)
+{
+    size_t dyn = 0;
+    if (tsr__rn_dynamic(RY)) {
+        dyn = tsr__rn_bytes(RY);
+        /* a failure here leaves its error for the launch check (TSR_CUDA_LAUNCHED) */
+        if (cudaFuncSetAttribute(tsr__box_ring_kernel<THRESH, RX, RY>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)dyn) != cudaSuccess)
+            return;
+    }
+    tsr__box_ring_kernel<THRESH, RX, RY><<<grid, nt, dyn, st>>>(a, g);
 }
 
 /* The run of a variant whose plan needs 16-byte aligned destination rows, for a destination
@@ -1529,10 +1583,14 @@ static int tsr__box_reg_plan(const tsr__box_args &a, int depth, const tsr_image 
                              tsr__reg_geom *g, int ring)
 {
     const int rmax = a.thresh || ring ? TSR_RG_RMAX_THRESH : TSR_RG_RMAX;   /* ring: box radii up to 3 too */
-    /* ring also takes square windows up to radius 7 (threshold blocks up to 15): the packed
-     * horizontal sums hold (2r + 1)^2 x 255 plus the rounding in 16 bits up to r = 7 */
-    const int square = ring && a.rx == a.ry && a.rx <= TSR_RN_RMAX_SQUARE;
+    /* ring also takes square windows up to radius 12 (threshold blocks up to 25): packed
+     * horizontal sums up to r = 7, where (2r + 1)^2 x 255 plus the rounding fits 16 bits, 32-bit
+     * ones beyond (tsr__rg_row). TSR_CUDA_RING_RMAX lowers that limit (a measurement knob). */
+    const int square = ring && a.rx == a.ry && a.rx <= tsr__env_int("TSR_CUDA_RING_RMAX", TSR_RN_RMAX_SQUARE) &&
+                       a.rx <= TSR_RN_RMAX_SQUARE;
     if (depth != TSR_U8 || a.cn != 1 || ((a.rx > rmax || a.ry > rmax) && !square) || a.value > 255) return 0;
+    /* the rings of the widest windows need the opt-in shared memory (sm_75: 64 KiB, up to ry = 14) */
+    if (ring && tsr__rn_bytes(a.ry) > tsr__cu_smem_optin()) return 0;
     /* 16-byte loads and stores: aligned rows, and at least two lanes of outputs between the
      * halo lanes (narrower images go to box/warp). */
     if (!tsr__cu_aligned(src->data, src->stride, 16) || !tsr__cu_aligned(dst->data, dst->stride, 16) || a.w < 64)
@@ -1594,8 +1652,8 @@ static tsr_status tsr__box_reg_run(const tsr__box_args &a, const tsr_image *src,
 #define TSR__RN_LAUNCH(RX, RY)                                                                           \
     do {                                                                                                 \
         /* threshold windows are square: its other pairs are never launched, nor compiled */         \
-        if (a.thresh && RX == RY) tsr__box_ring_kernel<1, RX, RX><<<grid, nt, 0, st>>>(a, g);           \
-        else tsr__box_ring_kernel<0, RX, RY><<<grid, nt, 0, st>>>(a, g);                                 \
+        if (a.thresh && RX == RY) tsr__rn_launch<1, RX, RX>(a, g, grid, nt, st);                        \
+        else tsr__rn_launch<0, RX, RY>(a, g, grid, nt, st);                                              \
     } while (0)
 #define TSR__RN_ROW(RX)                                                                                  \
     case RX:                                                                                             \
@@ -1612,6 +1670,11 @@ static tsr_status tsr__box_reg_run(const tsr__box_args &a, const tsr_image *src,
             case 5: TSR__RN_LAUNCH(5, 5); break;
             case 6: TSR__RN_LAUNCH(6, 6); break;
             case 7: TSR__RN_LAUNCH(7, 7); break;
+            case 8: TSR__RN_LAUNCH(8, 8); break;   /* 32-bit horizontal sums from radius 8 */
+            case 9: TSR__RN_LAUNCH(9, 9); break;
+            case 10: TSR__RN_LAUNCH(10, 10); break;
+            case 11: TSR__RN_LAUNCH(11, 11); break;
+            case 12: TSR__RN_LAUNCH(12, 12); break;
         }
 #undef TSR__RN_ROW
 #undef TSR__RN_LAUNCH
@@ -1663,7 +1726,7 @@ static tsr_status tsr__small_run(const tsr_image *src, tsr_image *dst, const voi
 }
 
 /* box/reg: see the kernel's comment. box/ring: see the comment above tsr__box_ring_kernel (the
- * same arithmetic, radii up to 3 or equal radii up to 7). threshold/reg and threshold/ring: their means with the
+ * same arithmetic, radii up to 3 or equal radii up to 12). threshold/reg and threshold/ring: their means with the
  * comparison as the output step. */
 static int tsr__box_reg_supports(const tsr_image *src, const void *params) { return tsr__small_supports(src, params, 0, 0); }
 static int tsr__box_ring_supports(const tsr_image *src, const void *params) { return tsr__small_supports(src, params, 0, 1); }
@@ -1700,7 +1763,7 @@ extern "C" const tsr_variant tsr__box_cuda[] = {
     {"shared", TSR_BACKEND_CUDA, "shared-memory tile with halo, separable sums in the tile; radii up to 16",
      tsr__box_tile, tsr__box_tile_supports, 0, 0, NULL},
     {"ring", TSR_BACKEND_CUDA,
-     "8-bit gray, radii up to 3 or equal radii up to 7: box/reg's arithmetic, the window rows in a per-lane shared-memory ring filled by cp.async",
+     "8-bit gray, radii up to 3 or equal radii up to 12: box/reg's arithmetic, the window rows in a per-lane shared-memory ring filled by cp.async",
      tsr__box_ring, tsr__box_ring_supports, 1, 0, NULL},
     {"reg", TSR_BACKEND_CUDA,
      "8-bit gray, radii up to 2: 16 columns per lane, window rows and column sums in registers (box/ring is faster)",
@@ -1725,7 +1788,7 @@ extern "C" const tsr_variant tsr__box_cuda[] = {
 extern "C" const tsr_variant tsr__threshold_cuda[] = {
     {"shared-tile", TSR_BACKEND_CUDA, "seeds/003: dynamic shared tile with a clamped halo; blocks up to 33",
      tsr__threshold_tile, tsr__threshold_tile_supports, 0, 0, NULL},
-    {"ring", TSR_BACKEND_CUDA, "box/ring's means with the comparison as the output step (8-bit, blocks up to 15)",
+    {"ring", TSR_BACKEND_CUDA, "box/ring's means with the comparison as the output step (8-bit, blocks up to 25)",
      tsr__threshold_ring, tsr__threshold_ring_supports, 1, 0, NULL},
     {"reg", TSR_BACKEND_CUDA, "box/reg's means with the comparison as the output step (8-bit, blocks up to 7)",
      tsr__threshold_reg, tsr__threshold_reg_supports, 0, 0, NULL},

@@ -6,15 +6,16 @@
  * keeps the GPU busy while the host enqueues the variant, so host overhead is not counted.
  * Median of >= 20 runs after 3 warm-up runs. Bytes = bytes read + bytes written (one pass).
  *
- * Usage: tessera-bench-cuda [--quick] [--no-table] [--ops a,b] [--strips | --warp | --reg | --ring | --wide | --sweep | --small | --resize | --radii]
+ * Usage: tessera-bench-cuda [--quick] [--no-table] [--ops a,b] [--strips | --warp | --reg | --ring | --stream | --wide | --sweep | --small | --resize | --radii]
  *   --strips: box/fast strip-height and column-sums band sweeps; --warp: box/warp and
  *   threshold/warp strip height x slide-path sweep; --reg: box/reg and threshold/reg strip heights;
  *   --ring: box/ring and threshold/ring strip heights at both sizes (radii 1..7), beside reg's and wide's defaults;
+ *   --stream: box/stream and threshold/stream strip heights at both sizes (radii 8..16);
  *   --wide: box/wide and threshold/wide strip heights (3840x2160 too); --sweep: box/sweep and
  *   threshold/sweep strip heights at both sizes; --small: box/reg and threshold/reg strip heights,
  *   sums/packed bands and the resize sweeps at both sizes; --resize: only the resize sweeps
  *   (vec16 outputs per thread, cells' preloading and blocks, rows' groups per block); --radii: the default variant of box at every
- *   radius 1..64 and of threshold at every block 3..129 (8192x8192 only); --no-table: only the sweep */
+ *   radius 1..64 and of threshold at every block 3..129 (both sizes); --no-table: only the sweep */
 #include "../src/core/internal.h"
 #include "../src/core/ops.h"
 #include <cuda_runtime.h>
@@ -678,6 +679,7 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--small")) strips = 7;
         if (!strcmp(argv[i], "--resize")) strips = 8;
         if (!strcmp(argv[i], "--ring")) strips = 9;
+        if (!strcmp(argv[i], "--stream")) strips = 10;
         if (!strcmp(argv[i], "--no-table")) table = 0;
     }
     if (!tsr_cuda_available()) {
@@ -791,6 +793,8 @@ int main(int argc, char **argv)
             sweep_strips("wide", "TSR_CUDA_WIDE_STRIP", NULL, {3, 4, 5, 6, 7}, {}, &g);
             sweep_strips("ring", "TSR_CUDA_RING_STRIP", NULL, {1, 2, 3, 4, 5, 6, 7}, {1, 20}, &g);
         }
+        if (strips == 10)   /* box/stream's strip heights */
+            sweep_strips("stream", "TSR_CUDA_STREAM_STRIP", NULL, {8, 10, 12, 13, 14, 16}, {16, 32, 64, 128, 256}, &g);
         if (strips == 4 && si == 0)
             sweep_strips("wide", "TSR_CUDA_WIDE_STRIP", NULL, {3, 5, 7, 11, 15, 24, 31, 48, 64}, {12, 16, 20, 24, 28, 32, 40, 48},
                          &g);

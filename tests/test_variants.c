@@ -207,7 +207,8 @@ TEST(test_variants_box_gray8_small)
 /* CUDA box/ring and threshold/ring with strips forced to one ring, a few rings and the whole
  * image (TSR_CUDA_RING_STRIP): strip starts and ends against the image's top and bottom and the
  * last strip's partial ring, every radius pair the kernel takes (up to 3, and the squares up to
- * 12: packed horizontal sums up to 7, 32-bit ones beyond), every border. */
+ * 12: packed horizontal sums up to 7, 32-bit ones beyond), every border. box/stream and
+ * threshold/stream (squares 8 to 16) with strips of 1, 15 and every row (TSR_CUDA_STREAM_STRIP). */
 TEST(test_variants_box_ring_strips)
 {
     static const char *strips[] = {"1", "15", "100000"};
@@ -215,8 +216,9 @@ TEST(test_variants_box_ring_strips)
     int skipped = 0, n = 0;
     for (int si = 0; si < 3; si++) {
         setenv("TSR_CUDA_RING_STRIP", strips[si], 1);
+        setenv("TSR_CUDA_STREAM_STRIP", strips[si], 1);
         for (int gi = 0; gi < 3; gi++) {
-            for (int r = 0; r < 25; r++, n++) {   /* every pair up to 3, then the squares 4..12 */
+            for (int r = 0; r < 30; r++, n++) {   /* every pair up to 3, then the squares 4..17 */
                 int border = n % 4, rx = r < 16 ? r % 4 : r - 12, ry = r < 16 ? r / 4 : r - 12;
                 tsr_box_params p = {0, rx, ry, border, border == TSR_BORDER_CONSTANT ? (n & 1 ? 255 : 7) : 0};
                 tsr_image img;
@@ -227,7 +229,7 @@ TEST(test_variants_box_ring_strips)
                 skipped += compare_all("box", &img, &p, what);
                 tsr_image_free(&img);
             }
-            for (int b = 3; b <= 27; b += 2, n++) {
+            for (int b = 3; b <= 35; b += 2, n++) {
                 tsr_threshold_params p = {b, (double)(n % 7) - 3.0, TSR_THRESH_MEAN, n & 1, n & 2 ? 255 : 100};
                 tsr_image img;
                 char what[128];
@@ -240,6 +242,7 @@ TEST(test_variants_box_ring_strips)
         }
     }
     unsetenv("TSR_CUDA_RING_STRIP");
+    unsetenv("TSR_CUDA_STREAM_STRIP");
     finish("box", skipped);
 }
 

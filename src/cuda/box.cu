@@ -5,6 +5,8 @@
  * Variants (default first where several apply: the registry takes the first that supports)
  *  box/ring         8-bit gray, radii up to 3 or equal radii up to 12: column sums in registers,
  *                   the window rows in a per-lane shared-memory ring filled by asynchronous copies
+ *  box/stream       8-bit gray, equal radii 8 to 16 (the default from 13): ring's lanes with only
+ *                   the entering, leaving (and threshold's own) rows queued ahead
  *  box/reg          the same arithmetic with the window rows in registers (slower than ring)
  *  box/wide         8-bit gray, rx up to 127, ry up to 128: per-warp prefix rows (box_wide.cu)
  *  box/sweep        8-bit gray, rx up to 94, ry up to 128: column sums transposed, row running sums (box_sweep.cu)
@@ -1416,19 +1418,23 @@ __host__ __device__ constexpr int tsr__rn_ahead(int ry)
     return TSR_RN_AHEAD ? TSR_RN_AHEAD : 6 - 2 * ry > 2 ? 6 - 2 * ry : 2;
 }
 
-/* Queue strip row y (unmapped) into this lane's slot, as its own commit group: an asynchronous
- * copy, or stored here where it is the constant's row or the lane loads nothing (zeros). */
+/* Queue source row y (unmapped) into this lane's slot: an asynchronous copy, or stored here where
+ * it is the constant's row or the lane loads nothing (zeros). The caller commits. */
+__device__ __forceinline__ void tsr__rn_put(const tsr__box_args &a, uint4 *slot, int y, int xc, int load)
+{
+    const int yy = (unsigned)y < (unsigned)a.h ? y : tsr__rg_border_row(y, a.h, a.border);
+    if (yy >= 0 && load)
+        tsr__cp16((unsigned char *)slot, tsr__cu_row<uint8_t>(a.src, a.sstride, yy) + xc);
+    else {
+        const unsigned v = load ? (unsigned)a.value * 0x01010101u : 0u;
+        *slot = make_uint4(v, v, v, v);
+    }
+}
+
+/* Queue strip row y (unmapped) into this lane's slot, as its own commit group. */
 __device__ __forceinline__ void tsr__rn_issue(const tsr__box_args &a, uint4 *slot, int y, int xc, int load, int want)
 {
-    if (want) {
-        const int yy = (unsigned)y < (unsigned)a.h ? y : tsr__rg_border_row(y, a.h, a.border);
-        if (yy >= 0 && load)
-            tsr__cp16((unsigned char *)slot, tsr__cu_row<uint8_t>(a.src, a.sstride, yy) + xc);
-        else {
-            const unsigned v = load ? (unsigned)a.value * 0x01010101u : 0u;
-            *slot = make_uint4(v, v, v, v);
-        }
-    }
+    if (want) tsr__rn_put(a, slot, y, xc, load);
     tsr__cp_commit();
 }
 
@@ -1559,6 +1565,87 @@ static void tsr__rn_launch(const tsr__box_args &a, const tsr__reg_geom &g, dim3 
     tsr__box_ring_kernel<THRESH, RX, RY><<<grid, nt, dyn, st>>>(a, g);
 }
 
+/* ---------------------------------------------------------------------- stream */
+
+/* box/stream and threshold/stream: box/ring's lanes and arithmetic for square windows of radius
+ * 8 to 16, without keeping the window's rows. A lane's ring holds only the next D steps of three
+ * streams of 16-byte rows: the row entering the window, the row leaving it (loaded again, 2 ry + 1
+ * rows after it entered: an L2 hit) and, for threshold, the output row's own source row. So the
+ * shared memory no longer grows with the radius (24 KiB a block of 4 warps at D = 4, against
+ * box/ring's 2 ry + 3 slots: 3 blocks a multiprocessor from ry = 13), and strips can be taller
+ * than the window. Measured (H200, eighteenth session): strips of 16 rows beat 32, 64 and 8 at
+ * both sizes (64: 97-98 us at r = 13 on 8192x8192, 16: 86-88, 8: 102), and at 16 rows it is
+ * 1.08-1.11x box/wide at r = 13..16 (8192x8192) and 1.04-1.09x at 3840x2160, threshold blocks
+ * 27..33 1.04-1.07x; below 13 box/ring is faster at 8192x8192 (r = 8: 69 against 72 us), so the
+ * registry's order (ring first) leaves stream radii 13 to 16 (docs/perf-notes.md). */
+#ifndef TSR_RS_D
+#define TSR_RS_D 4   /* steps queued ahead per stream (a power of two; measurement knob) */
+#endif
+enum { TSR_RS_RMIN = 8, TSR_RS_RMAX = 16, TSR_RS_STRIP = 16 };
+
+/* One strip of outputs y0 .. y0 + n - 1. Step u (0 .. n + 2 ry - 1) adds source row y0 - ry + u
+ * to the column sums and, from u = 2 ry + 1, takes away row y0 - 3 ry - 1 + u; from u = 2 ry it
+ * writes output row y0 - 2 ry + u (threshold compares that same source row). Each step's rows
+ * are one commit group, queued D steps ahead into slot u mod D of each stream. */
+template <int THRESH, int RX, int RY>
+__device__ __forceinline__ void tsr__rs_strip(const tsr__box_args &a, const tsr__reg_geom &g, uint4 *ring, int xc,
+                                              int load, int out, int y0, int n)
+{
+    enum { D = TSR_RS_D, W = 2 * RY + 1 };
+    uint4 *const E = ring, *const L = ring + 32 * D, *const C = ring + 64 * D;
+    const int steps = n + 2 * RY;
+    unsigned char *pd = tsr__cu_row<uint8_t>(a.dst, a.dstride, y0) + xc;
+    /* step u's rows into slot u mod D (the caller commits) */
+    auto queue = [&](int u) {
+        if (u >= steps) return;
+        const int sl = 32 * (u & (D - 1));
+        tsr__rn_put(a, E + sl, y0 - RY + u, xc, load);
+        if (u >= W) tsr__rn_put(a, L + sl, y0 - RY + u - W, xc, load);
+        if (THRESH && u >= 2 * RY) tsr__rn_put(a, C + sl, y0 - 2 * RY + u, xc, load);
+    };
+#pragma unroll
+    for (int u = 0; u < D; u++) {
+        queue(u);
+        tsr__cp_commit();
+    }
+    unsigned c[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (int u = 0; u < steps; u++) {
+        tsr__cp_wait<D - 1>();
+        const int sl = 32 * (u & (D - 1));
+        if (u >= W) tsr__rg_slide(c, E[sl], L[sl]);
+        else tsr__rg_acc(c, E[sl]);
+        if (u >= 2 * RY) {
+            const uint4 sv = THRESH ? C[sl] : make_uint4(0, 0, 0, 0);
+            tsr__rg_row<THRESH, RX, RY>(a, g, c, sv, pd, out);
+            pd += a.dstride;
+        }
+        queue(u + D);   /* into the slots just read */
+        tsr__cp_commit();
+    }
+    tsr__cp_wait<0>();   /* nothing of this strip may land in the next one's ring */
+}
+
+template <int THRESH, int RX, int RY>
+__global__ void __launch_bounds__(TSR_RG_WARPS * 32, TSR_RN_MINB_WIDE) tsr__box_stream_kernel(tsr__box_args a, tsr__reg_geom g)
+{
+    __shared__ uint4 ring[TSR_RG_WARPS * 3 * TSR_RS_D * 32];
+    static_assert(sizeof(ring) >= tsr__rg_edge_bytes(RX, RY), "the edge columns' staging fits in the ring");
+    if (blockIdx.x == gridDim.x - 1) {   /* the edge blocks stage their windows where the rings would be */
+        for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y)
+            tsr__rg_edge_tile<RX, RY>(a, g, strip, (unsigned char *)ring);
+        return;
+    }
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int seg = blockIdx.x * TSR_RG_WARPS + warp;
+    if (seg >= g.nseg) return;
+    const int xc = seg * TSR_RG_OW + TSR_RG_CPT * lane;
+    const int out = lane >= 1 && lane <= TSR_RG_LANES_OUT && xc < g.xend;
+    for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y) {
+        const int y0 = strip * g.strip_h, n = min(a.h, y0 + g.strip_h) - y0;
+        tsr__rs_strip<THRESH, RX, RY>(a, g, ring + warp * 3 * TSR_RS_D * 32 + lane, xc, xc <= g.xend, out, y0, n);
+    }
+}
+
 /* The run of a variant whose plan needs 16-byte aligned destination rows, for a destination
  * whose rows are not (supports() sees only the source, so a default can meet one: the viewer's
  * pixel buffers): box/warp, else box/fast (which computes threshold too), both taking any
@@ -1582,7 +1669,11 @@ tsr_status tsr__box_unaligned_dst(const tsr__box_args &a, const tsr_image *src, 
 static int tsr__box_reg_plan(const tsr__box_args &a, int depth, const tsr_image *src, const tsr_image *dst,
                              tsr__reg_geom *g, int ring)
 {
-    const int rmax = a.thresh || ring ? TSR_RG_RMAX_THRESH : TSR_RG_RMAX;   /* ring: box radii up to 3 too */
+    const int stream = ring == 2;   /* box/stream: square windows of radius 8 to 16 only */
+    if (stream && (a.rx != a.ry || a.rx < TSR_RS_RMIN || a.rx > TSR_RS_RMAX ||
+                   a.rx > tsr__env_int("TSR_CUDA_STREAM_RMAX", TSR_RS_RMAX)))
+        return 0;
+    const int rmax = stream ? (int)TSR_RS_RMAX : a.thresh || ring ? (int)TSR_RG_RMAX_THRESH : (int)TSR_RG_RMAX;   /* ring: box radii up to 3 too */
     /* ring also takes square windows up to radius 12 (threshold blocks up to 25): packed
      * horizontal sums up to r = 7, where (2r + 1)^2 x 255 plus the rounding fits 16 bits, 32-bit
      * ones beyond (tsr__rg_row). TSR_CUDA_RING_RMAX lowers that limit (a measurement knob). */
@@ -1590,7 +1681,7 @@ static int tsr__box_reg_plan(const tsr__box_args &a, int depth, const tsr_image 
                        a.rx <= TSR_RN_RMAX_SQUARE;
     if (depth != TSR_U8 || a.cn != 1 || ((a.rx > rmax || a.ry > rmax) && !square) || a.value > 255) return 0;
     /* the rings of the widest windows need the opt-in shared memory (sm_75: 64 KiB, up to ry = 14) */
-    if (ring && tsr__rn_bytes(a.ry) > tsr__cu_smem_optin()) return 0;
+    if (ring == 1 && tsr__rn_bytes(a.ry) > tsr__cu_smem_optin()) return 0;
     /* 16-byte loads and stores: aligned rows, and at least two lanes of outputs between the
      * halo lanes (narrower images go to box/warp). */
     if (!tsr__cu_aligned(src->data, src->stride, 16) || !tsr__cu_aligned(dst->data, dst->stride, 16) || a.w < 64)
@@ -1612,11 +1703,11 @@ static int tsr__box_reg_plan(const tsr__box_args &a, int depth, const tsr_image 
      * against 59.1 / 74.7 at two rings, r = 2 on 3840x2160 17.0 against 20.8; r = 1 there 11.8 at
      * two rings against 12.3 at one. TSR_CUDA_RING_STRIP / TSR_CUDA_REG_STRIP (rows, rounded up
      * to whole rings) for measurements. */
-    long long sh = ring || a.ry >= 2 || !tsr__cu_short_of_warps(a.h, g->nseg) ? 1 : n + 1;
-    sh = tsr__env_int(ring ? "TSR_CUDA_RING_STRIP" : "TSR_CUDA_REG_STRIP", (int)sh);
+    long long sh = stream ? TSR_RS_STRIP : ring || a.ry >= 2 || !tsr__cu_short_of_warps(a.h, g->nseg) ? 1 : n + 1;
+    sh = tsr__env_int(stream ? "TSR_CUDA_STREAM_STRIP" : ring ? "TSR_CUDA_RING_STRIP" : "TSR_CUDA_REG_STRIP", (int)sh);
     if (sh < 1) sh = 1;
     if (sh > a.h) sh = a.h;
-    sh = (sh + n - 1) / n * n;
+    if (!stream) sh = (sh + n - 1) / n * n;   /* box/stream's strips take any height */
     g->strip_h = (int)sh;
     g->nstrips = (int)((a.h + sh - 1) / sh);
     g->half2 = (unsigned)a.mean.half * 0x10001u;
@@ -1639,6 +1730,9 @@ static tsr_status tsr__box_reg_run(const tsr__box_args &a, const tsr_image *src,
     if (!tsr__box_reg_plan(a, src->depth, src, dst, &g, ring)) {
         if (tsr__box_reg_plan(a, src->depth, src, src, NULL, ring))   /* only the destination's rows */
             return tsr__box_unaligned_dst(a, src, dst, st, what);
+        if (ring == 2)
+            return tsr__fail(TSR_E_UNSUPPORTED, "%s: only 8-bit one-channel images with equal radii from %d to %d", what,
+                             TSR_RS_RMIN, TSR_RS_RMAX);
         if (ring)
             return tsr__fail(TSR_E_UNSUPPORTED, "%s: only 8-bit one-channel images with radii up to %d, or equal radii up to %d",
                              what, TSR_RG_RMAX_THRESH, TSR_RN_RMAX_SQUARE);
@@ -1648,6 +1742,19 @@ static tsr_status tsr__box_reg_run(const tsr__box_args &a, const tsr_image *src,
     dim3 grid(tsr__div_up((unsigned)g.nseg, TSR_RG_WARPS) + 1,   /* + the edge columns' blocks */
               (unsigned)(g.nstrips < TSR_CU_MAX_GRID_Y ? g.nstrips : TSR_CU_MAX_GRID_Y));
     unsigned nt = TSR_RG_WARPS * 32;
+    if (ring == 2) {
+#define TSR__RS_LAUNCH(R)                                                                                \
+    case R:                                                                                              \
+        if (a.thresh) tsr__box_stream_kernel<1, R, R><<<grid, nt, 0, st>>>(a, g);                        \
+        else tsr__box_stream_kernel<0, R, R><<<grid, nt, 0, st>>>(a, g);                                 \
+        break
+        switch (a.rx) {
+            TSR__RS_LAUNCH(8); TSR__RS_LAUNCH(9); TSR__RS_LAUNCH(10); TSR__RS_LAUNCH(11); TSR__RS_LAUNCH(12);
+            TSR__RS_LAUNCH(13); TSR__RS_LAUNCH(14); TSR__RS_LAUNCH(15); TSR__RS_LAUNCH(16);
+        }
+#undef TSR__RS_LAUNCH
+        return TSR_CUDA_LAUNCHED(what);
+    }
     if (ring) {
 #define TSR__RN_LAUNCH(RX, RY)                                                                           \
     do {                                                                                                 \
@@ -1719,8 +1826,8 @@ static int tsr__small_supports(const tsr_image *src, const void *params, int thr
 static tsr_status tsr__small_run(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex,
                                  int thresh, int ring)
 {
-    static const char *what[2][2] = {{"box/reg kernel", "box/ring kernel"},
-                                     {"threshold/reg kernel", "threshold/ring kernel"}};
+    static const char *what[2][3] = {{"box/reg kernel", "box/ring kernel", "box/stream kernel"},
+                                     {"threshold/reg kernel", "threshold/ring kernel", "threshold/stream kernel"}};
     return tsr__box_reg_run(tsr__small_args(src, dst, params, thresh), src, dst, (cudaStream_t)ex->stream,
                             what[thresh][ring], ring);
 }
@@ -1737,6 +1844,22 @@ static int tsr__threshold_reg_supports(const tsr_image *src, const void *params)
 static int tsr__threshold_ring_supports(const tsr_image *src, const void *params)
 {
     return tsr__small_supports(src, params, 1, 1);
+}
+static int tsr__box_stream_supports(const tsr_image *src, const void *params)
+{
+    return tsr__small_supports(src, params, 0, 2);
+}
+static int tsr__threshold_stream_supports(const tsr_image *src, const void *params)
+{
+    return tsr__small_supports(src, params, 1, 2);
+}
+static tsr_status tsr__box_stream(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
+{
+    return tsr__small_run(src, dst, params, ex, 0, 2);
+}
+static tsr_status tsr__threshold_stream(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
+{
+    return tsr__small_run(src, dst, params, ex, 1, 2);
 }
 static tsr_status tsr__box_reg(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
 {
@@ -1765,6 +1888,9 @@ extern "C" const tsr_variant tsr__box_cuda[] = {
     {"ring", TSR_BACKEND_CUDA,
      "8-bit gray, radii up to 3 or equal radii up to 12: box/reg's arithmetic, the window rows in a per-lane shared-memory ring filled by cp.async",
      tsr__box_ring, tsr__box_ring_supports, 1, 0, NULL},
+    {"stream", TSR_BACKEND_CUDA,
+     "8-bit gray, equal radii 8 to 16: box/ring's lanes with only the entering and leaving rows queued ahead, so taller strips and more blocks",
+     tsr__box_stream, tsr__box_stream_supports, 1, 0, NULL},
     {"reg", TSR_BACKEND_CUDA,
      "8-bit gray, radii up to 2: 16 columns per lane, window rows and column sums in registers (box/ring is faster)",
      tsr__box_reg, tsr__box_reg_supports, 0, 0, NULL},
@@ -1790,6 +1916,8 @@ extern "C" const tsr_variant tsr__threshold_cuda[] = {
      tsr__threshold_tile, tsr__threshold_tile_supports, 0, 0, NULL},
     {"ring", TSR_BACKEND_CUDA, "box/ring's means with the comparison as the output step (8-bit, blocks up to 25)",
      tsr__threshold_ring, tsr__threshold_ring_supports, 1, 0, NULL},
+    {"stream", TSR_BACKEND_CUDA, "box/stream's means with the comparison as the output step (8-bit, blocks 17 to 33)",
+     tsr__threshold_stream, tsr__threshold_stream_supports, 1, 0, NULL},
     {"reg", TSR_BACKEND_CUDA, "box/reg's means with the comparison as the output step (8-bit, blocks up to 7)",
      tsr__threshold_reg, tsr__threshold_reg_supports, 0, 0, NULL},
     {"wide", TSR_BACKEND_CUDA, "box/wide's means with the comparison as the output step (8-bit, blocks up to 255)",

@@ -1530,6 +1530,27 @@ __host__ __device__ constexpr int tsr__rn_minb(int ry)
 }
 extern __shared__ uint4 tsr__rn_dyn[];
 
+/* In a ring or stream launch the last column of blocks stages and writes the edge columns of its
+ * strips through smem, where the rings would be; true for those blocks. */
+template <int RX, int RY>
+__device__ __forceinline__ bool tsr__rn_edge_blocks(const tsr__box_args &a, const tsr__reg_geom &g, unsigned char *smem)
+{
+    if (blockIdx.x != gridDim.x - 1) return false;
+    for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y) tsr__rg_edge_tile<RX, RY>(a, g, strip, smem);
+    return true;
+}
+
+/* This thread's place in a ring or stream launch, as the kernel's own statements (a function
+ * returning them through pointers or a struct changed the compiled prologue of every ring kernel):
+ * lane, warp, the warp's segment (the warp leaves when it has none), the lane's first column xc
+ * and whether it stores (lanes 1..30, the others being the halo, left of xend). */
+#define TSR__RN_PLACE(g)                                                                                 \
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;                                          \
+    const int seg = blockIdx.x * TSR_RG_WARPS + warp;                                                    \
+    if (seg >= (g).nseg) return;                                                                         \
+    const int xc = seg * TSR_RG_OW + TSR_RG_CPT * lane;                                                  \
+    const int out = lane >= 1 && lane <= TSR_RG_LANES_OUT && xc < (g).xend
+
 template <int THRESH, int RX, int RY>
 __global__ void __launch_bounds__(TSR_RG_WARPS * 32, tsr__rn_minb(RY)) tsr__box_ring_kernel(tsr__box_args a, tsr__reg_geom g)
 {
@@ -1537,16 +1558,8 @@ __global__ void __launch_bounds__(TSR_RG_WARPS * 32, tsr__rn_minb(RY)) tsr__box_
     __shared__ uint4 ring_static[tsr__rn_dynamic(RY) ? 1 : TSR_RG_WARPS * NS * 32];
     uint4 *const ring = tsr__rn_dynamic(RY) ? tsr__rn_dyn : ring_static;
     static_assert(tsr__rn_bytes(RY) >= tsr__rg_edge_bytes(RX, RY), "the edge columns' staging fits in the ring");
-    if (blockIdx.x == gridDim.x - 1) {   /* the edge blocks stage their windows where the ring would be */
-        for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y)
-            tsr__rg_edge_tile<RX, RY>(a, g, strip, (unsigned char *)ring);
-        return;
-    }
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int seg = blockIdx.x * TSR_RG_WARPS + warp;
-    if (seg >= g.nseg) return;
-    const int xc = seg * TSR_RG_OW + TSR_RG_CPT * lane;
-    const int out = lane >= 1 && lane <= TSR_RG_LANES_OUT && xc < g.xend;
+    if (tsr__rn_edge_blocks<RX, RY>(a, g, (unsigned char *)ring)) return;
+    TSR__RN_PLACE(g);
     tsr__rn_strips<THRESH, RX, RY>(a, g, ring + warp * NS * 32 + lane, xc, xc <= g.xend, out);
 }
 
@@ -1630,16 +1643,8 @@ __global__ void __launch_bounds__(TSR_RG_WARPS * 32, TSR_RN_MINB_WIDE) tsr__box_
 {
     __shared__ uint4 ring[TSR_RG_WARPS * 3 * TSR_RS_D * 32];
     static_assert(sizeof(ring) >= tsr__rg_edge_bytes(RX, RY), "the edge columns' staging fits in the ring");
-    if (blockIdx.x == gridDim.x - 1) {   /* the edge blocks stage their windows where the rings would be */
-        for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y)
-            tsr__rg_edge_tile<RX, RY>(a, g, strip, (unsigned char *)ring);
-        return;
-    }
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int seg = blockIdx.x * TSR_RG_WARPS + warp;
-    if (seg >= g.nseg) return;
-    const int xc = seg * TSR_RG_OW + TSR_RG_CPT * lane;
-    const int out = lane >= 1 && lane <= TSR_RG_LANES_OUT && xc < g.xend;
+    if (tsr__rn_edge_blocks<RX, RY>(a, g, (unsigned char *)ring)) return;
+    TSR__RN_PLACE(g);
     for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y) {
         const int y0 = strip * g.strip_h, n = min(a.h, y0 + g.strip_h) - y0;
         tsr__rs_strip<THRESH, RX, RY>(a, g, ring + warp * 3 * TSR_RS_D * 32 + lane, xc, xc <= g.xend, out, y0, n);

@@ -1685,7 +1685,7 @@ static int tsr__box_reg_plan(const tsr__box_args &a, int depth, const tsr_image 
     const int square = ring && a.rx == a.ry && a.rx <= tsr__env_int("TSR_CUDA_RING_RMAX", TSR_RN_RMAX_SQUARE) &&
                        a.rx <= TSR_RN_RMAX_SQUARE;
     if (depth != TSR_U8 || a.cn != 1 || ((a.rx > rmax || a.ry > rmax) && !square) || a.value > 255) return 0;
-    /* the rings of the widest windows need the opt-in shared memory (sm_75: 64 KiB, up to ry = 14) */
+    /* the rings from ry = 11 need opted-in shared memory (55 KiB at ry = 12; sm_75 allows 64) */
     if (ring == 1 && tsr__rn_bytes(a.ry) > tsr__cu_smem_optin()) return 0;
     /* 16-byte loads and stores: aligned rows, and at least two lanes of outputs between the
      * halo lanes (narrower images go to box/warp). */
@@ -1894,7 +1894,7 @@ extern "C" const tsr_variant tsr__box_cuda[] = {
      "8-bit gray, radii up to 3 or equal radii up to 12: box/reg's arithmetic, the window rows in a per-lane shared-memory ring filled by cp.async",
      tsr__box_ring, tsr__box_ring_supports, 1, 0, NULL},
     {"stream", TSR_BACKEND_CUDA,
-     "8-bit gray, equal radii 8 to 16: box/ring's lanes with only the entering and leaving rows queued ahead, so taller strips and more blocks",
+     "8-bit gray, equal radii 8 to 16: box/ring's lanes with only the entering and leaving rows queued ahead (shared memory independent of the radius, 16-row strips)",
      tsr__box_stream, tsr__box_stream_supports, 1, 0, NULL},
     {"reg", TSR_BACKEND_CUDA,
      "8-bit gray, radii up to 2: 16 columns per lane, window rows and column sums in registers (box/ring is faster)",

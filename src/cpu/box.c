@@ -248,11 +248,19 @@ static size_t tsr__prefix_fast(const void *ext, size_t col_bytes, void *hs, size
         COL_T outside = (COL_T)pl->value, outside_col = (COL_T)((uint64_t)pl->value * (2 * ry + 1));        \
         COL_T *ext = malloc((n + 2 * pad) * sizeof *ext);                                                  \
         SUM_T *hs = malloc(n * sizeof *hs);                                                                 \
+        /* the source columns of the border columns -x and w - 1 + x (x = 1..rx), the same on every    \
+         * row: mapped once here, not 2 rx times a row (its modulo cost 5% of a row at rx = 64) */  \
+        int *bcol = malloc((2 * (size_t)rx + 1) * sizeof *bcol);                                           \
         COL_T *col = ext + pad;                                                                             \
-        if (!ext || !hs) {                                                                                  \
+        if (!ext || !hs || !bcol) {                                                                         \
             free(ext);                                                                                      \
             free(hs);                                                                                       \
+            free(bcol);                                                                                     \
             return tsr__fail(TSR_E_NOMEM, "box: out of memory for running sums of a %dx%d image", w, h);    \
+        }                                                                                                   \
+        for (int x = 1; x <= rx; x++) {                                                                     \
+            bcol[2 * x - 2] = tsr__border_index(-x, w, pl->border);                                         \
+            bcol[2 * x - 1] = tsr__border_index(w - 1 + x, w, pl->border);                                 \
         }                                                                                                   \
         memset(col, 0, n * sizeof *col);                                                                    \
         for (int k = -ry; k <= ry; k++)                                                                     \
@@ -264,7 +272,7 @@ static size_t tsr__prefix_fast(const void *ext, size_t col_bytes, void *hs, size
                 NAME##_add_row(col, src, tsr__border_index(y - ry - 1, h, pl->border), -1, outside, n);     \
             }                                                                                               \
             for (int x = 1; x <= rx; x++) { /* border columns on both sides */                              \
-                int l = tsr__border_index(-x, w, pl->border), r = tsr__border_index(w - 1 + x, w, pl->border); \
+                int l = bcol[2 * x - 2], r = bcol[2 * x - 1];                                               \
                 for (int c = 0; c < cn; c++) {                                                              \
                     col[-(ptrdiff_t)x * cn + c] = l < 0 ? outside_col : col[(size_t)l * cn + c];            \
                     col[(size_t)(w - 1 + x) * cn + c] = r < 0 ? outside_col : col[(size_t)r * cn + c];      \
@@ -277,6 +285,7 @@ static size_t tsr__prefix_fast(const void *ext, size_t col_bytes, void *hs, size
         }                                                                                                   \
         free(ext);                                                                                          \
         free(hs);                                                                                           \
+        free(bcol);                                                                                         \
         return TSR_OK;                                                                                      \
     }
 

@@ -491,7 +491,7 @@ static tsr_status tsr__cu_allow_smem(K kernel, size_t bytes)
 {
     if (bytes <= 48 * 1024) return TSR_OK;
     return tsr__cuda_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes),
-                            "cudaFuncSetAttribute(box fast shared memory)");
+                            "cudaFuncSetAttribute(box kernel shared memory)");
 }
 
 template <class T, class S, int CN, int MODE, int MINB>
@@ -1565,17 +1565,13 @@ __global__ void __launch_bounds__(TSR_RG_WARPS * 32, tsr__rn_minb(RY)) tsr__box_
 
 /* Queue one ring kernel, with its dynamic shared memory where its rings need it. */
 template <int THRESH, int RX, int RY>
-static void tsr__rn_launch(const tsr__box_args &a, const tsr__reg_geom &g, dim3 grid, unsigned nt, cudaStream_t st)
+static tsr_status tsr__rn_launch(const tsr__box_args &a, const tsr__reg_geom &g, dim3 grid, unsigned nt, cudaStream_t st)
 {
-    size_t dyn = 0;
-    if (tsr__rn_dynamic(RY)) {
-        dyn = tsr__rn_bytes(RY);
-        /* a failure here leaves its error for the launch check (TSR_CUDA_LAUNCHED) */
-        if (cudaFuncSetAttribute(tsr__box_ring_kernel<THRESH, RX, RY>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 (int)dyn) != cudaSuccess)
-            return;
-    }
+    const size_t dyn = tsr__rn_dynamic(RY) ? tsr__rn_bytes(RY) : 0;
+    const tsr_status s = tsr__cu_allow_smem(tsr__box_ring_kernel<THRESH, RX, RY>, dyn);
+    if (s) return s;
     tsr__box_ring_kernel<THRESH, RX, RY><<<grid, nt, dyn, st>>>(a, g);
+    return TSR_OK;
 }
 
 /* ---------------------------------------------------------------------- stream */
@@ -1764,8 +1760,9 @@ static tsr_status tsr__box_reg_run(const tsr__box_args &a, const tsr_image *src,
 #define TSR__RN_LAUNCH(RX, RY)                                                                           \
     do {                                                                                                 \
         /* threshold windows are square: its other pairs are never launched, nor compiled */         \
-        if (a.thresh && RX == RY) tsr__rn_launch<1, RX, RX>(a, g, grid, nt, st);                        \
-        else tsr__rn_launch<0, RX, RY>(a, g, grid, nt, st);                                              \
+        const tsr_status s_ = a.thresh && RX == RY ? tsr__rn_launch<1, RX, RX>(a, g, grid, nt, st)       \
+                                                   : tsr__rn_launch<0, RX, RY>(a, g, grid, nt, st);      \
+        if (s_) return s_;                                                                               \
     } while (0)
 #define TSR__RN_ROW(RX)                                                                                  \
     case RX:                                                                                             \

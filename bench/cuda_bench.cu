@@ -6,7 +6,7 @@
  * keeps the GPU busy while the host enqueues the variant, so host overhead is not counted.
  * Median of >= 20 runs after 3 warm-up runs. Bytes = bytes read + bytes written (one pass).
  *
- * Usage: tessera-bench-cuda [--quick] [--no-table] [--ops a,b] [--strips | --warp | --reg | --ring | --stream | --wide | --sweep | --small | --resize | --radii]
+ * Usage: tessera-bench-cuda [--quick] [--no-table] [--ops a,b] [--size WxH ...] [--strips | --warp | --reg | --ring | --stream | --wide | --sweep | --small | --resize | --radii]
  *   --strips: box/fast strip-height and column-sums band sweeps; --warp: box/warp and
  *   threshold/warp strip height x slide-path sweep; --reg: box/reg and threshold/reg strip heights;
  *   --ring: box/ring and threshold/ring strip heights at both sizes (radii 1..7), beside reg's and wide's defaults;
@@ -15,7 +15,9 @@
  *   threshold/sweep strip heights at both sizes; --small: box/reg and threshold/reg strip heights,
  *   sums/packed bands and the resize sweeps at both sizes; --resize: only the resize sweeps
  *   (vec16 outputs per thread, cells' preloading and blocks, rows' groups per block); --radii: the default variant of box at every
- *   radius 1..64 and of threshold at every block 3..129 (both sizes); --no-table: only the sweep */
+ *   radius 1..64 and of threshold at every block 3..129 (both sizes); --no-table: only the sweep;
+ *   --size WxH (up to 8 times): these image sizes instead of 8192x8192 and 3840x2160 (a sweep
+ *   that runs on one default size only runs on the first or second size given) */
 #include "../src/core/internal.h"
 #include "../src/core/ops.h"
 #include <cuda_runtime.h>
@@ -667,8 +669,25 @@ int main(int argc, char **argv)
 {
     int quick = 0, strips = 0, table = 1;
     const char *only = NULL;   /* --ops a,b: only these operations in the table */
+    int sizes[8][2] = {{8192, 8192}, {3840, 2160}}, nsizes = 2, custom = 0;   /* --size WxH replaces them */
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--ops") && i + 1 < argc) only = argv[++i];
+        if (!strcmp(argv[i], "--size") && i + 1 < argc) {
+            int w = 0, h = 0;
+            char tail = 0;
+            if (sscanf(argv[++i], "%dx%d%c", &w, &h, &tail) != 2 || w < 1 || h < 1 || w > 32768 || h > 32768) {
+                fprintf(stderr, "--size: expected WxH (1..32768 each), got '%s'\n", argv[i]);
+                return 2;
+            }
+            if (!custom) nsizes = 0;
+            custom = 1;
+            if (nsizes == 8) {
+                fprintf(stderr, "--size: at most 8 sizes\n");
+                return 2;
+            }
+            sizes[nsizes][0] = w;
+            sizes[nsizes++][1] = h;
+        }
         if (!strcmp(argv[i], "--quick")) quick = 1;
         if (!strcmp(argv[i], "--strips")) strips = 1;
         if (!strcmp(argv[i], "--warp")) strips = 2;
@@ -701,8 +720,7 @@ int main(int argc, char **argv)
     }
     printf("floor for one 8-bit pass over 8192x8192 in+out (128 MiB): %.1f us\n\n",
            2.0 * 8192 * 8192 / (g_copy_gbs * 1e9) * 1e6);
-    static const int sizes[2][2] = {{8192, 8192}, {3840, 2160}};
-    for (int si = 0; si < 2; si++) {
+    for (int si = 0; si < nsizes; si++) {
         int w = sizes[si][0], h = sizes[si][1];
         tsr_image g = random_device(w, h, 1), rgb = random_device(w, h, 3);
         printf("== %dx%d 8-bit\n", w, h);

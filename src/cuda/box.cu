@@ -1847,6 +1847,34 @@ static int tsr__threshold_ring_supports(const tsr_image *src, const void *params
 {
     return tsr__small_supports(src, params, 1, 1);
 }
+/* Where both take a square window, box/ring is the faster on large images and box/stream on
+ * smaller ones, with a crossover that grows with the radius (H200, tessera-bench-cuda --radii
+ * --size, ring capped at 7 by TSR_CUDA_RING_RMAX against stream switched off by
+ * TSR_CUDA_STREAM_RMAX=0, two alternating rounds, means of their medians, us, ring / stream):
+ *   box r =        8            9            10           11           12
+ *   3840x2160   18.0 / 17.4  19.7 / 18.1  20.6 / 18.7  21.2 / 19.6  22.8 / 20.2
+ *   5760x4320   35.3 / 33.4  35.9 / 34.6  38.6 / 35.6  40.0 / 37.0  42.2 / 38.0
+ *   7680x4320   40.5 / 41.3  42.0 / 42.6  44.6 / 43.3  45.7 / 44.5  47.2 / 45.5
+ *   6144x6144   48.5 / 49.5  50.2 / 51.4  52.3 / 52.7  55.4 / 54.2  57.2 / 56.3
+ *   8192x6144   55.8 / 57.2  58.0 / 59.9  60.0 / 61.9  63.3 / 64.4  65.1 / 66.5
+ *   8192x8192   69.2 / 71.5  72.1 / 74.8  75.1 / 76.5  78.9 / 80.4  81.0 / 82.5
+ * threshold blocks 17..21 run faster on the ring at every size; blocks 23 and 25 (ry 11, 12) on
+ * stream up to 5760x4320 (41.9 / 42.8 against 43.1 / 46.0 there) and on the ring from 7680x4320.
+ * So the ring leaves those windows to stream below 40 Mpixels from box radius 10, and below 30
+ * Mpixels at radii 8 and 9 and threshold blocks 23 and 25 (6144x6144 at r = 10 then runs 1% slow). */
+static int tsr__ring_prefer(const tsr_image *src, const void *params, int thresh)
+{
+    tsr_image dummy = *src;
+    const tsr__box_args a = tsr__small_args(src, &dummy, params, thresh);
+    const long long mpix = (thresh || a.ry < 10 ? 30ll : 40ll) << 20;
+    if (a.rx != a.ry || a.ry < (thresh ? 11 : (int)TSR_RS_RMIN) || (long long)a.w * a.h >= mpix) return 1;
+    return !tsr__small_supports(src, params, thresh, 2);   /* keep the ring where stream would decline */
+}
+static int tsr__box_ring_prefer(const tsr_image *src, const void *params) { return tsr__ring_prefer(src, params, 0); }
+static int tsr__threshold_ring_prefer(const tsr_image *src, const void *params)
+{
+    return tsr__ring_prefer(src, params, 1);
+}
 static int tsr__box_stream_supports(const tsr_image *src, const void *params)
 {
     return tsr__small_supports(src, params, 0, 2);
@@ -1889,7 +1917,7 @@ extern "C" const tsr_variant tsr__box_cuda[] = {
      tsr__box_tile, tsr__box_tile_supports, 0, 0, NULL},
     {"ring", TSR_BACKEND_CUDA,
      "8-bit gray, radii up to 3 or equal radii up to 12: box/reg's arithmetic, the window rows in a per-lane shared-memory ring filled by cp.async",
-     tsr__box_ring, tsr__box_ring_supports, 1, 0, NULL},
+     tsr__box_ring, tsr__box_ring_supports, 1, 0, tsr__box_ring_prefer},
     {"stream", TSR_BACKEND_CUDA,
      "8-bit gray, equal radii 8 to 16: box/ring's lanes with only the entering and leaving rows queued ahead (shared memory independent of the radius, 16-row strips)",
      tsr__box_stream, tsr__box_stream_supports, 1, 0, NULL},
@@ -1917,7 +1945,7 @@ extern "C" const tsr_variant tsr__threshold_cuda[] = {
     {"shared-tile", TSR_BACKEND_CUDA, "seeds/003: dynamic shared tile with a clamped halo; blocks up to 33",
      tsr__threshold_tile, tsr__threshold_tile_supports, 0, 0, NULL},
     {"ring", TSR_BACKEND_CUDA, "box/ring's means with the comparison as the output step (8-bit, blocks up to 25)",
-     tsr__threshold_ring, tsr__threshold_ring_supports, 1, 0, NULL},
+     tsr__threshold_ring, tsr__threshold_ring_supports, 1, 0, tsr__threshold_ring_prefer},
     {"stream", TSR_BACKEND_CUDA, "box/stream's means with the comparison as the output step (8-bit, blocks 17 to 33)",
      tsr__threshold_stream, tsr__threshold_stream_supports, 1, 0, NULL},
     {"reg", TSR_BACKEND_CUDA, "box/reg's means with the comparison as the output step (8-bit, blocks up to 7)",

@@ -207,8 +207,10 @@ TEST(test_variants_box_gray8_small)
 /* CUDA box/ring and threshold/ring with strips forced to one ring, a few rings and the whole
  * image (TSR_CUDA_RING_STRIP): strip starts and ends against the image's top and bottom and the
  * last strip's partial ring, every radius pair the kernel takes (up to 3, and the squares up to
- * 12: packed horizontal sums up to 7, 32-bit ones beyond), every border. box/stream and
- * threshold/stream (squares 8 to 16) with strips of 1, 15 and every row (TSR_CUDA_STREAM_STRIP). */
+ * 12: packed horizontal sums up to 7, 32-bit ones beyond), every border; with strips of 15 and
+ * every row also the deep rings that ry = 2 takes on large images (TSR_CUDA_RING_DEEP_MPIX=0).
+ * box/stream and threshold/stream (squares 8 to 16) with strips of 1, 15 and every row
+ * (TSR_CUDA_STREAM_STRIP). */
 TEST(test_variants_box_ring_strips)
 {
     static const char *strips[] = {"1", "15", "100000"};
@@ -217,6 +219,7 @@ TEST(test_variants_box_ring_strips)
     for (int si = 0; si < 3; si++) {
         setenv("TSR_CUDA_RING_STRIP", strips[si], 1);
         setenv("TSR_CUDA_STREAM_STRIP", strips[si], 1);
+        setenv("TSR_CUDA_RING_DEEP_MPIX", si ? "0" : "100000", 1);
         for (int gi = 0; gi < 3; gi++) {
             for (int r = 0; r < 30; r++, n++) {   /* every pair up to 3, then the squares 4..17 */
                 int border = n % 4, rx = r < 16 ? r % 4 : r - 12, ry = r < 16 ? r / 4 : r - 12;
@@ -243,6 +246,7 @@ TEST(test_variants_box_ring_strips)
     }
     unsetenv("TSR_CUDA_RING_STRIP");
     unsetenv("TSR_CUDA_STREAM_STRIP");
+    unsetenv("TSR_CUDA_RING_DEEP_MPIX");
     finish("box", skipped);
 }
 

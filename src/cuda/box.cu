@@ -1406,7 +1406,7 @@ __global__ void __launch_bounds__(TSR_RG_WARPS * 32, TSR_RG_MINB) tsr__box_reg_k
 #define TSR_RN_MINB_WIDE 6   /* the same from ry = 4, whose rings (13 to 17 slots) fit 6 to 8 blocks */
 #endif
 
-/* Rows queued ahead of the entering row: the ring is NS = 2 RY + 1 + AHEAD slots, at least 7. */
+/* Rows queued ahead of the entering row (the rule; ry = 2 on large images: below): the ring is NS = 2 RY + 1 + AHEAD slots, at least 7. */
 #ifndef TSR_RN_AHEAD
 #define TSR_RN_AHEAD 0   /* measurement knob: a fixed AHEAD for every ry (0: the rule) */
 #endif
@@ -1417,6 +1417,16 @@ __host__ __device__ constexpr int tsr__rn_ahead(int ry)
 {
     return TSR_RN_AHEAD ? TSR_RN_AHEAD : 6 - 2 * ry > 2 ? 6 - 2 * ry : 2;
 }
+/* On large images ry = 2 queues 6 rows ahead (rings of 11 slots, strips of 11 rows). H200, deep
+ * against the rule's 2, alternating, two rounds, us, box r = 2 / threshold block 5: 8192x8192
+ * 44.4 / 43.3 against 46.8 / 44.8; 6144x6144 29.6 / 28.0 against 30.1 / 28.6; 5760x4320 20.2 /
+ * 19.6 against 20.7 / 19.9; but 3840x2160 10.5 / 10.0 against 10.1 / 9.4 (fewer, longer strips
+ * leave its multiprocessors short of blocks). So from 20 Mpixels, between the two sizes
+ * measured (docs/perf-notes.md). */
+enum { TSR_RN_AHEAD_DEEP = 6 };
+#ifndef TSR_RN_DEEP_MPIX
+#define TSR_RN_DEEP_MPIX 20   /* Mpixels from which ry = 2 takes the deep ring (TSR_CUDA_RING_DEEP_MPIX overrides) */
+#endif
 
 /* Queue source row y (unmapped) into this lane's slot: an asynchronous copy, or stored here where
  * it is the constant's row or the lane loads nothing (zeros). The caller commits. */
@@ -1458,11 +1468,11 @@ __device__ __forceinline__ void tsr__rn_issue_at(uint4 *slot, const unsigned cha
  * row t + 2 RY + 1 enters, and row t + NS is queued into the slot row t leaves. INTERIOR: every
  * row the strip reads is inside the image, so rows are queued from a pointer stepped by the
  * stride, without the border test and the row's address arithmetic. */
-template <int THRESH, int RX, int RY, int INTERIOR>
+template <int THRESH, int RX, int RY, int AHEAD, int INTERIOR>
 __device__ __forceinline__ void tsr__rn_strip(const tsr__box_args &a, const tsr__reg_geom &g, uint4 *ring, int xc,
                                               int load, int out, int y0, int n)
 {
-    enum { AHEAD = tsr__rn_ahead(RY), NS = 2 * RY + 1 + AHEAD, UNROLL = RY >= TSR_RN_ROLL_FROM ? 1 : NS };
+    enum { NS = 2 * RY + 1 + AHEAD, UNROLL = RY >= TSR_RN_ROLL_FROM ? 1 : NS };
     /* strip rows past last are never read for an output that is stored (the slide after the
      * strip's last output reads row n + 2 RY, but nothing uses its result) */
     const int last = n - 1 + 2 * RY;
@@ -1502,26 +1512,27 @@ __device__ __forceinline__ void tsr__rn_strip(const tsr__box_args &a, const tsr_
 
 /* Every strip of this warp's segment; strips whose rows all lie inside the image take the
  * interior path (small windows only: a second copy of the unrolled rows). */
-template <int THRESH, int RX, int RY>
+template <int THRESH, int RX, int RY, int AHEAD>
 __device__ __forceinline__ void tsr__rn_strips(const tsr__box_args &a, const tsr__reg_geom &g, uint4 *ring, int xc,
                                                int load, int out)
 {
     for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y) {
         const int y0 = strip * g.strip_h, n = min(a.h, y0 + g.strip_h) - y0;
         if (RY <= TSR_RN_INTERIOR_RY && y0 >= RY && y0 + n + RY <= a.h)
-            tsr__rn_strip<THRESH, RX, RY, 1>(a, g, ring, xc, load, out, y0, n);
+            tsr__rn_strip<THRESH, RX, RY, AHEAD, 1>(a, g, ring, xc, load, out, y0, n);
         else
-            tsr__rn_strip<THRESH, RX, RY, 0>(a, g, ring, xc, load, out, y0, n);
+            tsr__rn_strip<THRESH, RX, RY, AHEAD, 0>(a, g, ring, xc, load, out, y0, n);
     }
 }
 
 /* A block's rings: NS slots of 16 bytes per lane. From ry = 11 (25 slots, 50 KiB) they pass the
  * 48 KiB of static shared memory and are allocated dynamically (opt-in). */
-__host__ __device__ constexpr size_t tsr__rn_bytes(int ry)
+__host__ __device__ constexpr size_t tsr__rn_bytes(int ry, int ahead)
 {
-    return (size_t)(2 * ry + 1 + tsr__rn_ahead(ry)) * 32 * TSR_RG_WARPS * sizeof(uint4);
+    return (size_t)(2 * ry + 1 + ahead) * 32 * TSR_RG_WARPS * sizeof(uint4);
 }
-__host__ __device__ constexpr bool tsr__rn_dynamic(int ry) { return tsr__rn_bytes(ry) > 48 * 1024; }
+__host__ __device__ constexpr size_t tsr__rn_bytes(int ry) { return tsr__rn_bytes(ry, tsr__rn_ahead(ry)); }
+__host__ __device__ constexpr bool tsr__rn_dynamic(int ry, int ahead) { return tsr__rn_bytes(ry, ahead) > 48 * 1024; }
 /* Blocks per SM the registers must allow: 8 at ry <= 3, 6 to 7; from 8 as many as the rings
  * leave room for (3 to 5), so that the wider windows' 32-bit sums may take the registers. */
 __host__ __device__ constexpr int tsr__rn_minb(int ry)
@@ -1551,27 +1562,36 @@ __device__ __forceinline__ bool tsr__rn_edge_blocks(const tsr__box_args &a, cons
     const int xc = seg * TSR_RG_OW + TSR_RG_CPT * lane;                                                  \
     const int out = lane >= 1 && lane <= TSR_RG_LANES_OUT && xc < (g).xend
 
-template <int THRESH, int RX, int RY>
+template <int THRESH, int RX, int RY, int AHEAD>
 __global__ void __launch_bounds__(TSR_RG_WARPS * 32, tsr__rn_minb(RY)) tsr__box_ring_kernel(tsr__box_args a, tsr__reg_geom g)
 {
-    enum { NS = 2 * RY + 1 + tsr__rn_ahead(RY) };
-    __shared__ uint4 ring_static[tsr__rn_dynamic(RY) ? 1 : TSR_RG_WARPS * NS * 32];
-    uint4 *const ring = tsr__rn_dynamic(RY) ? tsr__rn_dyn : ring_static;
-    static_assert(tsr__rn_bytes(RY) >= tsr__rg_edge_bytes(RX, RY), "the edge columns' staging fits in the ring");
+    enum { NS = 2 * RY + 1 + AHEAD };
+    __shared__ uint4 ring_static[tsr__rn_dynamic(RY, AHEAD) ? 1 : TSR_RG_WARPS * NS * 32];
+    uint4 *const ring = tsr__rn_dynamic(RY, AHEAD) ? tsr__rn_dyn : ring_static;
+    static_assert(tsr__rn_bytes(RY, AHEAD) >= tsr__rg_edge_bytes(RX, RY), "the edge columns' staging fits in the ring");
     if (tsr__rn_edge_blocks<RX, RY>(a, g, (unsigned char *)ring)) return;
     TSR__RN_PLACE(g);
-    tsr__rn_strips<THRESH, RX, RY>(a, g, ring + warp * NS * 32 + lane, xc, xc <= g.xend, out);
+    tsr__rn_strips<THRESH, RX, RY, AHEAD>(a, g, ring + warp * NS * 32 + lane, xc, xc <= g.xend, out);
 }
 
 /* Queue one ring kernel, with its dynamic shared memory where its rings need it. */
-template <int THRESH, int RX, int RY>
+template <int THRESH, int RX, int RY, int AHEAD = tsr__rn_ahead(RY)>
 static tsr_status tsr__rn_launch(const tsr__box_args &a, const tsr__reg_geom &g, dim3 grid, unsigned nt, cudaStream_t st)
 {
-    const size_t dyn = tsr__rn_dynamic(RY) ? tsr__rn_bytes(RY) : 0;
-    const tsr_status s = tsr__cu_allow_smem(tsr__box_ring_kernel<THRESH, RX, RY>, dyn);
+    const size_t dyn = tsr__rn_dynamic(RY, AHEAD) ? tsr__rn_bytes(RY, AHEAD) : 0;
+    const tsr_status s = tsr__cu_allow_smem(tsr__box_ring_kernel<THRESH, RX, RY, AHEAD>, dyn);
     if (s) return s;
-    tsr__box_ring_kernel<THRESH, RX, RY><<<grid, nt, dyn, st>>>(a, g);
+    tsr__box_ring_kernel<THRESH, RX, RY, AHEAD><<<grid, nt, dyn, st>>>(a, g);
     return TSR_OK;
+}
+
+/* Rows a ring launch queues ahead for these arguments: the rule, or the deep ring's at ry = 2 on
+ * images of TSR_RN_DEEP_MPIX Mpixels or more (TSR_CUDA_RING_DEEP_MPIX overrides; 0: always). */
+static int tsr__rn_ahead_for(const tsr__box_args &a)
+{
+    if (a.ry != 2 || TSR_RN_AHEAD) return tsr__rn_ahead(a.ry);
+    const long long from = (long long)tsr__env_int("TSR_CUDA_RING_DEEP_MPIX", TSR_RN_DEEP_MPIX) << 20;
+    return (long long)a.w * a.h >= from ? (int)TSR_RN_AHEAD_DEEP : tsr__rn_ahead(2);
 }
 
 /* ---------------------------------------------------------------------- stream */
@@ -1695,7 +1715,7 @@ static int tsr__box_reg_plan(const tsr__box_args &a, int depth, const tsr_image 
     if (a.mean.area != (unsigned long long)(2 * a.rx + 1) * (2 * a.ry + 1) || a.mean.half != (a.mean.area - 1) / 2) return 0;
     if (!g) return 1;
     /* Strips are whole groups of ring length n rows (see tsr__rg_strips, tsr__rn_strips). */
-    long long n = 2 * a.ry + 1 + (ring ? tsr__rn_ahead(a.ry) : (int)TSR_RG_AHEAD);
+    long long n = 2 * a.ry + 1 + (ring ? tsr__rn_ahead_for(a) : (int)TSR_RG_AHEAD);
     g->xend = (a.w & ~(TSR_RG_CPT - 1)) - TSR_RG_CPT;
     g->nseg = (int)(((long long)g->xend - TSR_RG_CPT + TSR_RG_OW - 1) / TSR_RG_OW);
     /* box/ring: one ring per strip, every row of the strip queued at its start.
@@ -1757,19 +1777,25 @@ static tsr_status tsr__box_reg_run(const tsr__box_args &a, const tsr_image *src,
         return TSR_CUDA_LAUNCHED(what);
     }
     if (ring) {
-#define TSR__RN_LAUNCH(RX, RY)                                                                           \
+#define TSR__RN_LAUNCH_AHEAD(RX, RY, AH)                                                                 \
     do {                                                                                                 \
-        /* threshold windows are square: its other pairs are never launched, nor compiled */         \
-        const tsr_status s_ = a.thresh && RX == RY ? tsr__rn_launch<1, RX, RX>(a, g, grid, nt, st)       \
-                                                   : tsr__rn_launch<0, RX, RY>(a, g, grid, nt, st);      \
+        /* threshold windows are square: its other pairs are never launched, nor compiled (the      \
+           untaken branch names the square's own kernel) */                                          \
+        const tsr_status s_ = a.thresh && RX == RY                                                       \
+                                  ? tsr__rn_launch<1, RX, RX, RX == RY ? AH : tsr__rn_ahead(RX)>(a, g, grid, nt, st) \
+                                  : tsr__rn_launch<0, RX, RY, AH>(a, g, grid, nt, st);                   \
         if (s_) return s_;                                                                               \
     } while (0)
+#define TSR__RN_LAUNCH(RX, RY) TSR__RN_LAUNCH_AHEAD(RX, RY, tsr__rn_ahead(RY))
 #define TSR__RN_ROW(RX)                                                                                  \
     case RX:                                                                                             \
         switch (a.ry) {                                                                                  \
             case 0: TSR__RN_LAUNCH(RX, 0); break;                                                        \
             case 1: TSR__RN_LAUNCH(RX, 1); break;                                                        \
-            case 2: TSR__RN_LAUNCH(RX, 2); break;                                                        \
+            case 2:                                                                                      \
+                if (tsr__rn_ahead_for(a) == TSR_RN_AHEAD_DEEP) TSR__RN_LAUNCH_AHEAD(RX, 2, TSR_RN_AHEAD_DEEP); \
+                else TSR__RN_LAUNCH(RX, 2);                                                              \
+                break;                                                                                   \
             default: TSR__RN_LAUNCH(RX, 3); break;                                                       \
         }                                                                                                \
         break
@@ -1787,6 +1813,7 @@ static tsr_status tsr__box_reg_run(const tsr__box_args &a, const tsr_image *src,
         }
 #undef TSR__RN_ROW
 #undef TSR__RN_LAUNCH
+#undef TSR__RN_LAUNCH_AHEAD
         return TSR_CUDA_LAUNCHED(what);
     }
 #define TSR__RG_LAUNCH(RX, RY)                                                                           \

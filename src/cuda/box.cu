@@ -1406,7 +1406,8 @@ __global__ void __launch_bounds__(TSR_RG_WARPS * 32, TSR_RG_MINB) tsr__box_reg_k
 #define TSR_RN_MINB_WIDE 6   /* the same from ry = 4, whose rings (13 to 17 slots) fit 6 to 8 blocks */
 #endif
 
-/* Rows queued ahead of the entering row (the rule; ry = 2 on large images: below): the ring is NS = 2 RY + 1 + AHEAD slots, at least 7. */
+/* Rows queued ahead of the entering row (the rule; ry = 2 on large images: below): the ring is
+ * NS = 2 RY + 1 + AHEAD slots, at least 7. */
 #ifndef TSR_RN_AHEAD
 #define TSR_RN_AHEAD 0   /* measurement knob: a fixed AHEAD for every ry (0: the rule) */
 #endif

@@ -1414,9 +1414,12 @@ __global__ void __launch_bounds__(TSR_RG_WARPS * 32, TSR_RG_MINB) tsr__box_reg_k
 #ifndef TSR_RN_ROLL_FROM
 #define TSR_RN_ROLL_FROM 7   /* from this ry a strip's row loop stays rolled, slots indexed at run time (measurement knob) */
 #endif
-__host__ __device__ constexpr int tsr__rn_ahead(int ry)
+#ifndef TSR_RN_THRESH7_AHEAD
+#define TSR_RN_THRESH7_AHEAD 3   /* threshold block 7's rows ahead (measurement knob; 2 is the box rule) */
+#endif
+__host__ __device__ constexpr int tsr__rn_ahead(int ry, int thresh = 0)
 {
-    return TSR_RN_AHEAD ? TSR_RN_AHEAD : 6 - 2 * ry > 2 ? 6 - 2 * ry : 2;
+    return TSR_RN_AHEAD ? TSR_RN_AHEAD : thresh && ry == 3 ? TSR_RN_THRESH7_AHEAD : 6 - 2 * ry > 2 ? 6 - 2 * ry : 2;
 }
 /* On large images ry = 2 queues 6 rows ahead (rings of 11 slots, strips of 11 rows). H200, deep
  * against the rule's 2, alternating, two rounds, us, box r = 2 / threshold block 5: 8192x8192
@@ -1576,7 +1579,7 @@ __global__ void __launch_bounds__(TSR_RG_WARPS * 32, tsr__rn_minb(RY)) tsr__box_
 }
 
 /* Queue one ring kernel, with its dynamic shared memory where its rings need it. */
-template <int THRESH, int RX, int RY, int AHEAD = tsr__rn_ahead(RY)>
+template <int THRESH, int RX, int RY, int AHEAD>
 static tsr_status tsr__rn_launch(const tsr__box_args &a, const tsr__reg_geom &g, dim3 grid, unsigned nt, cudaStream_t st)
 {
     const size_t dyn = tsr__rn_dynamic(RY, AHEAD) ? tsr__rn_bytes(RY, AHEAD) : 0;
@@ -1590,7 +1593,7 @@ static tsr_status tsr__rn_launch(const tsr__box_args &a, const tsr__reg_geom &g,
  * images of TSR_RN_DEEP_MPIX Mpixels or more (TSR_CUDA_RING_DEEP_MPIX overrides; 0: always). */
 static int tsr__rn_ahead_for(const tsr__box_args &a)
 {
-    if (a.ry != 2 || TSR_RN_AHEAD) return tsr__rn_ahead(a.ry);
+    if (a.ry != 2 || TSR_RN_AHEAD) return tsr__rn_ahead(a.ry, a.thresh);
     const long long from = (long long)tsr__env_int("TSR_CUDA_RING_DEEP_MPIX", TSR_RN_DEEP_MPIX) << 20;
     return (long long)a.w * a.h >= from ? (int)TSR_RN_AHEAD_DEEP : tsr__rn_ahead(2);
 }
@@ -1778,16 +1781,17 @@ static tsr_status tsr__box_reg_run(const tsr__box_args &a, const tsr_image *src,
         return TSR_CUDA_LAUNCHED(what);
     }
     if (ring) {
-#define TSR__RN_LAUNCH_AHEAD(RX, RY, AH)                                                                 \
+#define TSR__RN_LAUNCH2(RX, RY, AHT, AHB)                                                                \
     do {                                                                                                 \
         /* threshold windows are square: its other pairs are never launched, nor compiled (the      \
            untaken branch names the square's own kernel) */                                          \
         const tsr_status s_ = a.thresh && RX == RY                                                       \
-                                  ? tsr__rn_launch<1, RX, RX, RX == RY ? AH : tsr__rn_ahead(RX)>(a, g, grid, nt, st) \
-                                  : tsr__rn_launch<0, RX, RY, AH>(a, g, grid, nt, st);                   \
+                                  ? tsr__rn_launch<1, RX, RX, RX == RY ? AHT : tsr__rn_ahead(RX, 1)>(a, g, grid, nt, st) \
+                                  : tsr__rn_launch<0, RX, RY, AHB>(a, g, grid, nt, st);                  \
         if (s_) return s_;                                                                               \
     } while (0)
-#define TSR__RN_LAUNCH(RX, RY) TSR__RN_LAUNCH_AHEAD(RX, RY, tsr__rn_ahead(RY))
+#define TSR__RN_LAUNCH_AHEAD(RX, RY, AH) TSR__RN_LAUNCH2(RX, RY, AH, AH)
+#define TSR__RN_LAUNCH(RX, RY) TSR__RN_LAUNCH2(RX, RY, tsr__rn_ahead(RY, 1), tsr__rn_ahead(RY))
 #define TSR__RN_ROW(RX)                                                                                  \
     case RX:                                                                                             \
         switch (a.ry) {                                                                                  \
@@ -1815,6 +1819,7 @@ static tsr_status tsr__box_reg_run(const tsr__box_args &a, const tsr_image *src,
 #undef TSR__RN_ROW
 #undef TSR__RN_LAUNCH
 #undef TSR__RN_LAUNCH_AHEAD
+#undef TSR__RN_LAUNCH2
         return TSR_CUDA_LAUNCHED(what);
     }
 #define TSR__RG_LAUNCH(RX, RY)                                                                           \

@@ -670,9 +670,18 @@ int main(int argc, char **argv)
     int quick = 0, strips = 0, table = 1;
     const char *only = NULL;   /* --ops a,b: only these operations in the table */
     int sizes[8][2] = {{8192, 8192}, {3840, 2160}}, nsizes = 2, custom = 0;   /* --size WxH replaces them */
+    /* the sweeps, by flag (at most one runs: the last given) */
+    static const char *const sweeps[] = {"--strips", "--warp", "--reg", "--wide", "--radii", "--sweep",
+                                         "--small", "--resize", "--ring", "--stream"};
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--ops") && i + 1 < argc) only = argv[++i];
-        if (!strcmp(argv[i], "--size") && i + 1 < argc) {
+        int known = 0;
+        for (int k = 0; k < (int)(sizeof sweeps / sizeof sweeps[0]); k++)
+            if (!strcmp(argv[i], sweeps[k])) strips = k + 1, known = 1;
+        if (known) continue;
+        if (!strcmp(argv[i], "--quick")) quick = 1;
+        else if (!strcmp(argv[i], "--no-table")) table = 0;
+        else if (!strcmp(argv[i], "--ops") && i + 1 < argc) only = argv[++i];
+        else if (!strcmp(argv[i], "--size") && i + 1 < argc) {
             int w = 0, h = 0;
             char tail = 0;
             if (sscanf(argv[++i], "%dx%d%c", &w, &h, &tail) != 2 || w < 1 || h < 1 || w > 32768 || h > 32768) {
@@ -687,19 +696,15 @@ int main(int argc, char **argv)
             }
             sizes[nsizes][0] = w;
             sizes[nsizes++][1] = h;
+        } else {
+            const int help = !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h");
+            if (!help) fprintf(stderr, "tessera-bench-cuda: unknown or incomplete option '%s'\n", argv[i]);
+            fprintf(help ? stdout : stderr,
+                    "usage: tessera-bench-cuda [--quick] [--no-table] [--ops a,b] [--size WxH ...]\n"
+                    "       [--strips | --warp | --reg | --ring | --stream | --wide | --sweep | --small | --resize | --radii]\n"
+                    "(bench/cuda_bench.cu's first comment says what each does)\n");
+            return help ? 0 : 2;
         }
-        if (!strcmp(argv[i], "--quick")) quick = 1;
-        if (!strcmp(argv[i], "--strips")) strips = 1;
-        if (!strcmp(argv[i], "--warp")) strips = 2;
-        if (!strcmp(argv[i], "--reg")) strips = 3;
-        if (!strcmp(argv[i], "--wide")) strips = 4;
-        if (!strcmp(argv[i], "--radii")) strips = 5;
-        if (!strcmp(argv[i], "--sweep")) strips = 6;
-        if (!strcmp(argv[i], "--small")) strips = 7;
-        if (!strcmp(argv[i], "--resize")) strips = 8;
-        if (!strcmp(argv[i], "--ring")) strips = 9;
-        if (!strcmp(argv[i], "--stream")) strips = 10;
-        if (!strcmp(argv[i], "--no-table")) table = 0;
     }
     if (!tsr_cuda_available()) {
         printf("no CUDA device: %s\n", tsr_cuda_device_name());

@@ -1120,6 +1120,7 @@ struct tsr__reg_geom {
                            (tsr__rg_row) */
     unsigned magic;     /* ceil(2^32 / area) */
     int xend;           /* outputs cover [16, xend); xend = w rounded down to 16, less 16 */
+    int ahead;          /* box/ring: rows queued ahead, which picks its kernel (tsr__rn_ahead_for); host only */
 };
 
 /* This lane's 16 source bytes of row y (unmapped: the row border applies here) with one 16-byte
@@ -1721,7 +1722,8 @@ static int tsr__box_reg_plan(const tsr__box_args &a, int depth, const tsr_image 
     if (a.mean.area != (unsigned long long)(2 * a.rx + 1) * (2 * a.ry + 1) || a.mean.half != (a.mean.area - 1) / 2) return 0;
     if (!g) return 1;
     /* Strips are whole groups of ring length n rows (see tsr__rg_strips, tsr__rn_strips). */
-    long long n = 2 * a.ry + 1 + (ring ? tsr__rn_ahead_for(a) : (int)TSR_RG_AHEAD);
+    g->ahead = ring == 1 ? tsr__rn_ahead_for(a) : 0;
+    long long n = 2 * a.ry + 1 + (ring == 1 ? g->ahead : (int)TSR_RG_AHEAD);
     g->xend = (a.w & ~(TSR_RG_CPT - 1)) - TSR_RG_CPT;
     g->nseg = (int)(((long long)g->xend - TSR_RG_CPT + TSR_RG_OW - 1) / TSR_RG_OW);
     /* box/ring: one ring per strip, every row of the strip queued at its start.
@@ -1800,7 +1802,7 @@ static tsr_status tsr__box_reg_run(const tsr__box_args &a, const tsr_image *src,
             case 0: TSR__RN_LAUNCH(RX, 0); break;                                                        \
             case 1: TSR__RN_LAUNCH(RX, 1); break;                                                        \
             case 2:                                                                                      \
-                if (tsr__rn_ahead_for(a) == TSR_RN_AHEAD_DEEP) TSR__RN_LAUNCH_AHEAD(RX, 2, TSR_RN_AHEAD_DEEP); \
+                if (g.ahead == TSR_RN_AHEAD_DEEP) TSR__RN_LAUNCH_AHEAD(RX, 2, TSR_RN_AHEAD_DEEP);            \
                 else TSR__RN_LAUNCH(RX, 2);                                                              \
                 break;                                                                                   \
             default: TSR__RN_LAUNCH(RX, 3); break;                                                       \

@@ -324,6 +324,37 @@ TEST(test_variants_box_extremes)
     finish("box", skipped);
 }
 
+/* Windows wider than the row or taller than the image, where the running sums take closed forms
+ * (prefix sums over one period of the reflected row, source rows counted once with their
+ * multiplicity): radii just below, at and past each side and several periods past it, every
+ * border, 1 to 4 channels, both depths, constant values at both ends. */
+TEST(test_variants_box_far)
+{
+    static const struct { int w, h; } shapes[] = {{1, 1}, {1, 9}, {2, 2}, {3, 1}, {5, 4}, {7, 13}, {13, 42}, {40, 3}};
+    int skipped = 0, n = 0;
+    for (int si = 0; si < (int)(sizeof shapes / sizeof shapes[0]); si++)
+        for (int k = 0; k < 5; k++)
+            for (int border = 0; border < 4; border++) {
+                const int w = shapes[si].w, h = shapes[si].h;
+                /* k: just inside, at, one past, several periods past, far past (and mixed) */
+                const int rxs[] = {w > 1 ? w - 1 : 0, w, w + 1, 3 * w + 2, 5 * w + 7 + (int)(tsr_test_rand() % 50)};
+                const int rys[] = {h + 1, h > 1 ? h - 1 : 0, 4 * h + 3, h, 7 * h + (int)(tsr_test_rand() % 50)};
+                const int cn = 1 + n % 4;
+                const tsr_depth d = (n / 4) & 1 ? TSR_U16 : TSR_U8;
+                tsr_box_params p = {0, rxs[k], rys[k], border, 0};
+                tsr_image img;
+                char what[128];
+                if (border == TSR_BORDER_CONSTANT) p.value = n & 8 ? (d == TSR_U8 ? 255 : 65535) : (int)(tsr_test_rand() % 200);
+                n++;
+                if (!make(&img, w, h, cn, d, n % 4)) return;
+                snprintf(what, sizeof what, "%dx%dx%d %d-bit rx=%d ry=%d border=%d value=%d", w, h, cn, d * 8, p.radius_x,
+                         p.radius_y, border, p.value);
+                skipped += compare_all("box", &img, &p, what);
+                tsr_image_free(&img);
+            }
+    finish("box", skipped);
+}
+
 TEST(test_variants_threshold)
 {
     static const int blocks[] = {3, 5, 7, 9, 15, 17, 31, 129, 199};

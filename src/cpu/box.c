@@ -138,6 +138,52 @@ static size_t tsr__prefix_fast(const void *ext, size_t col_bytes, void *hs, size
             else for (size_t i = 0; i < n; i++) col[i] = (COL_T)(col[i] - s[i]);                                             \
         }                                                                                                   \
     }                                                                                                       \
+    /* col += times * row yy (yy < 0: times * outside), wrapping in COL_T: the column sums of a     \
+     * window taller than the image add each source row once, times the window rows that map to it. */ \
+    static void NAME##_add_row_times(COL_T *restrict col, const tsr_image *src, int yy, COL_T times,       \
+                                     COL_T outside, size_t n)                                               \
+    {                                                                                                       \
+        if (yy < 0) {                                                                                       \
+            for (size_t i = 0; i < n; i++) col[i] = (COL_T)(col[i] + (COL_T)(times * outside));            \
+        } else if (src->depth == TSR_U8) {                                                                  \
+            const uint8_t *restrict s = tsr__row(src, yy);                                                  \
+            for (size_t i = 0; i < n; i++) col[i] = (COL_T)(col[i] + (COL_T)(times * s[i]));               \
+        } else {                                                                                            \
+            const uint16_t *restrict s = tsr__row(src, yy);                                                 \
+            for (size_t i = 0; i < n; i++) col[i] = (COL_T)(col[i] + (COL_T)(times * s[i]));               \
+        }                                                                                                   \
+    }                                                                                                       \
+    /* Window sums along a row narrower than its window (rx >= w), from the column sums col without \
+     * border: prefix sums over the row, or over one period of the reflected row, give any window's  \
+     * sum in O(1), so a row costs O(w) rather than O(w + rx). pre: 2 w + 1 sums of scratch. The sums \
+     * wrap modulo SUM_T's range; the window's own sum fits, so the difference is exact. */           \
+    static void NAME##_hsum_far(const COL_T *restrict col, SUM_T *restrict hs, SUM_T *restrict pre, int w,  \
+                                int cn, int rx, int border, COL_T outside_col)                              \
+    {                                                                                                       \
+        const int reflect = w > 1 && (border == TSR_BORDER_REFLECT || border == TSR_BORDER_REFLECT101);   \
+        const long long period = reflect ? 2 * (long long)w - 2 * (border == TSR_BORDER_REFLECT101) : w;   \
+        for (int c = 0; c < cn; c++) {                                                                      \
+            pre[0] = 0;                                                                                     \
+            for (long long t = 0; t < period; t++)                                                         \
+                pre[t + 1] = pre[t] + col[(size_t)tsr__border_index((int)t, w, border) * cn + c];          \
+            for (long long x = 0; x < w; x++) {                                                             \
+                long long a = x - rx, b = x + rx; /* the window's columns a..b */                           \
+                SUM_T v;                                                                                    \
+                if (reflect) {                                                                              \
+                    /* F(i) = sum of the reflected row's columns 0..i-1 (negative i: minus those of i..-1) */ \
+                    long long qa = a / period - (a % period < 0), qb = (b + 1) / period;                   \
+                    v = (SUM_T)((SUM_T)qb * pre[period] + pre[b + 1 - qb * period]) -                       \
+                        (SUM_T)((SUM_T)qa * pre[period] + pre[a - qa * period]);                            \
+                } else { /* replicate, constant, or one column: the whole row, and -a columns of one    \
+                          * value on the left and b - (w - 1) of another on the right (a < 0, b >= w) */  \
+                    SUM_T left = border == TSR_BORDER_CONSTANT ? outside_col : col[c];                      \
+                    SUM_T right = border == TSR_BORDER_CONSTANT ? outside_col : col[(size_t)(w - 1) * cn + c]; \
+                    v = (SUM_T)((SUM_T)(-a) * left + (SUM_T)(b - (w - 1)) * right + pre[w]);               \
+                }                                                                                           \
+                hs[(size_t)x * cn + c] = v;                                                                 \
+            }                                                                                               \
+        }                                                                                                   \
+    }                                                                                                       \
     /* Window sums along the row: ext holds the column sums with rx samples of border on each side. \
      * Radius 1 adds three shifted rows; one channel takes vectorised prefix sums; more channels   \
      * slide in four independent segments so that one segment's additions do not wait for another's. */ \
@@ -246,30 +292,53 @@ static size_t tsr__prefix_fast(const void *ext, size_t col_bytes, void *hs, size
         size_t n = (size_t)w * cn, pad = (size_t)rx * cn;                                                   \
         uint64_t area = (uint64_t)(2 * rx + 1) * (uint64_t)(2 * ry + 1);                                    \
         COL_T outside = (COL_T)pl->value, outside_col = (COL_T)((uint64_t)pl->value * (2 * ry + 1));        \
-        COL_T *ext = malloc((n + 2 * pad) * sizeof *ext);                                                  \
-        SUM_T *hs = malloc(n * sizeof *hs);                                                                 \
+        /* windows wider than the row take hsum_far, taller than the image the counted rows below */    \
+        const int far_x = rx >= w, far_y = ry >= h;                                                         \
+        COL_T *ext = malloc((n + (far_x ? 0 : 2 * pad)) * sizeof *ext);                                    \
+        SUM_T *hs = malloc((n + (far_x ? 2 * (size_t)w + 1 : 0)) * sizeof *hs);                             \
+        unsigned *times = far_y ? calloc((size_t)h, sizeof *times) : NULL;                                  \
         /* the source columns of the border columns -x and w - 1 + x (x = 1..rx), the same on every    \
          * row: mapped once here, not 2 rx times a row (its modulo cost 5% of a row at rx = 64) */  \
-        int *bcol = malloc((2 * (size_t)rx + 1) * sizeof *bcol);                                           \
-        COL_T *col = ext + pad;                                                                             \
-        if (!ext || !hs || !bcol) {                                                                         \
+        int *bcol = malloc((far_x ? 1 : 2 * (size_t)rx + 1) * sizeof *bcol);                               \
+        COL_T *col = far_x ? ext : ext + pad;                                                               \
+        if (!ext || !hs || !bcol || (far_y && !times)) {                                                    \
             free(ext);                                                                                      \
             free(hs);                                                                                       \
             free(bcol);                                                                                     \
+            free(times);                                                                                    \
             return tsr__fail(TSR_E_NOMEM, "box: out of memory for running sums of a %dx%d image", w, h);    \
         }                                                                                                   \
-        for (int x = 1; x <= rx; x++) {                                                                     \
+        for (int x = 1; x <= rx && !far_x; x++) {                                                           \
             bcol[2 * x - 2] = tsr__border_index(-x, w, pl->border);                                         \
             bcol[2 * x - 1] = tsr__border_index(w - 1 + x, w, pl->border);                                 \
         }                                                                                                   \
         memset(col, 0, n * sizeof *col);                                                                    \
-        for (int k = -ry; k <= ry; k++)                                                                     \
-            NAME##_add_row(col, src, tsr__border_index(y0 + k, h, pl->border), 1, outside, n);              \
+        if (far_y) {                                                                                        \
+            unsigned outside_rows = 0;                                                                      \
+            for (int k = -ry; k <= ry; k++) {                                                               \
+                int yy = tsr__border_index(y0 + k, h, pl->border);                                          \
+                if (yy < 0) outside_rows++;                                                                 \
+                else times[yy]++;                                                                           \
+            }                                                                                               \
+            for (int yy = 0; yy < h; yy++)                                                                  \
+                if (times[yy]) NAME##_add_row_times(col, src, yy, (COL_T)times[yy], outside, n);            \
+            if (outside_rows) NAME##_add_row_times(col, src, -1, (COL_T)outside_rows, outside, n);          \
+        } else {                                                                                            \
+            for (int k = -ry; k <= ry; k++)                                                                 \
+                NAME##_add_row(col, src, tsr__border_index(y0 + k, h, pl->border), 1, outside, n);          \
+        }                                                                                                   \
         for (int y = y0; y < y1; y++) {                                                                     \
             void *out;                                                                                      \
             if (y > y0) {                                                                                   \
                 NAME##_add_row(col, src, tsr__border_index(y + ry, h, pl->border), 1, outside, n);          \
                 NAME##_add_row(col, src, tsr__border_index(y - ry - 1, h, pl->border), -1, outside, n);     \
+            }                                                                                               \
+            if (far_x) {                                                                                    \
+                NAME##_hsum_far(col, hs, hs + n, w, cn, rx, pl->border, outside_col);                      \
+                out = target(ctx, y);                                                                       \
+                NAME##_divide(hs, out, n, src->depth, area);                                                \
+                if (done) done(ctx, y, out);                                                                \
+                continue;                                                                                   \
             }                                                                                               \
             for (int x = 1; x <= rx; x++) { /* border columns on both sides */                              \
                 int l = bcol[2 * x - 2], r = bcol[2 * x - 1];                                               \
@@ -286,6 +355,7 @@ static size_t tsr__prefix_fast(const void *ext, size_t col_bytes, void *hs, size
         free(ext);                                                                                          \
         free(hs);                                                                                           \
         free(bcol);                                                                                         \
+        free(times);                                                                                        \
         return TSR_OK;                                                                                      \
     }
 

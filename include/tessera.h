@@ -355,7 +355,9 @@ tsr_status tsr_deband_pipe_open(tsr_deband_pipe **pp, int width, int height, int
 /* The number of slots (fixed at open; the one-thread calls use them in turn). */
 int tsr_deband_pipe_slots(const tsr_deband_pipe *pp);
 /* Slot k's host input frame. Fill it only when the slot is free: before its first run, or once
- * the output of its previous frame (tsr_deband_pipe_wait) has been consumed. */
+ * the output of its previous frame (tsr_deband_pipe_wait) has been consumed. On CUDA a slot's
+ * pinned and device frames are allocated at its first use (here or in _input or _run); NULL
+ * when k is out of range or they could not be had (tsr_last_error() says which). */
 tsr_frame *tsr_deband_pipe_slot(tsr_deband_pipe *pp, int k);
 /* Process slot k's input as frame number frame_index (dynamic grain): on the CPU now (threaded),
  * on CUDA queued on the slot's stream. */

@@ -247,6 +247,7 @@ static tsr_status tsr__flow_read_unit(tsr__flow *f, int n, int *eof)
 {
     tsr_frame *slot = tsr_deband_pipe_slot(f->pp, n % f->nslots);
     tsr_status s;
+    if (!slot) return TSR_E_NOMEM;   /* its buffers, allocated at first use (tsr_last_error() names them) */
     if (!f->fields) return tsr_y4m_read_frame(f->in, f->info, slot, n, eof);
     if (!(n & 1) && ((s = tsr_y4m_read_frame(f->in, f->info, &f->whole_in, n / 2, eof)) || *eof)) return s;
     tsr__field_rows(&f->whole_in, slot, n & 1, 1);

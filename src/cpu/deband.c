@@ -1146,7 +1146,14 @@ int tsr_deband_pipe_slots(const tsr_deband_pipe *d) { return d ? d->nslots : 0; 
 
 tsr_frame *tsr_deband_pipe_slot(tsr_deband_pipe *d, int k)
 {
-    return d && k >= 0 && k < d->nslots ? &d->in[k] : NULL;
+    if (!d || k < 0 || k >= d->nslots) {
+        tsr__fail(TSR_E_ARG, "tsr_deband_pipe_slot: no slot %d", k);
+        return NULL;
+    }
+#ifdef TSR_HAVE_CUDA
+    if (d->cuda && tsr__deband_cuda_pipe_slot(d->cuda, k)) return NULL;
+#endif
+    return &d->in[k];
 }
 
 tsr_status tsr_deband_pipe_run(tsr_deband_pipe *d, int k, int frame_index)
@@ -1203,6 +1210,12 @@ tsr_status tsr_deband_pipe_input(tsr_deband_pipe *d, tsr_frame **in, const tsr_f
         d->busy[k] = 0;
         d->finished++;
     }
+#ifdef TSR_HAVE_CUDA
+    if (d->cuda) {
+        tsr_status s = tsr__deband_cuda_pipe_slot(d->cuda, k);
+        if (s) return s;
+    }
+#endif
     d->filling = k;
     *in = &d->in[k];
     return TSR_OK;

@@ -31,9 +31,13 @@ extern int tsr__db_baseline;
 #define TSR__DB_SLOTS 4
 
 /* The CUDA pipe: nslots (at most TSR__DB_SLOTS) slots, each with pinned host frames in[k] / out[k] (filled in here, not
- * owned by the caller), device frames, scratch and a stream of its own. */
+ * owned by the caller), device frames, scratch and a stream of its own. Slot 0's frames are allocated at open, the
+ * others' by tsr__deband_cuda_pipe_slot at their first use. */
 tsr_status tsr__deband_cuda_pipe_open(void **state, int width, int height, int chroma, int bits, int out_bits,
                                       int nslots, tsr_frame *in, tsr_frame *out);
+/* Allocate slot k's host and device frames unless it has them (in[k] and out[k] are zero until then). Call before
+ * filling in[k]; not for one slot on two threads at once. */
+tsr_status tsr__deband_cuda_pipe_slot(void *state, int k);
 /* Queue upload, kernels and download of slot k. */
 tsr_status tsr__deband_cuda_pipe_submit(void *state, int k, int kind, const tsr__db_plane P[3]);
 /* Wait for slot k; *kernel_ms receives its kernels' time. */

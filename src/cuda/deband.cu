@@ -613,10 +613,12 @@ struct tsr__db_slot {
     cudaEvent_t k0, k1;
     tsr_frame din, dout;
     tsr__db_scratch sc;
+    int ready;   /* its frames (host and device) are allocated */
 };
 
 struct tsr__db_cuda_pipe {
     int nslots;
+    int width, height, chroma, bits, out_bits;
     tsr_frame *in, *out;   /* the front end's pinned host frames */
     tsr__db_slot slot[TSR__DB_SLOTS];
 };
@@ -676,16 +678,17 @@ extern "C" tsr_status tsr__deband_cuda_pipe_open(void **state, int width, int he
         return tsr__fail(TSR_E_ARG, "deband: %d pipe slots (1 to %d)", nslots, TSR__DB_SLOTS);
     }
     c->nslots = nslots, c->in = in, c->out = out;
+    c->width = width, c->height = height, c->chroma = chroma, c->bits = bits, c->out_bits = out_bits;
     for (int k = 0; k < nslots && !s; k++) {
         tsr__db_slot *sl = &c->slot[k];
         if ((s = tsr__cuda_status(cudaStreamCreateWithFlags(&sl->st, cudaStreamNonBlocking), "deband: cudaStreamCreate"))) break;
         if ((s = tsr__cuda_status(cudaEventCreate(&sl->k0), "deband: cudaEventCreate"))) break;
         if ((s = tsr__cuda_status(cudaEventCreate(&sl->k1), "deband: cudaEventCreate"))) break;
-        if ((s = tsr__db_pinned(&in[k], width, height, chroma, bits))) break;
-        if ((s = tsr__db_pinned(&out[k], width, height, chroma, out_bits))) break;
-        if ((s = tsr_frame_create(&sl->din, width, height, chroma, bits, TSR_DEVICE))) break;
-        if ((s = tsr_frame_create(&sl->dout, width, height, chroma, out_bits, TSR_DEVICE))) break;
     }
+    /* Slot 0's frames now, so that a stream that cannot have one frame's buffers fails at once;
+     * the others at their first use: pinning a 4K 16-bit frame's 25 MB takes about 11 ms, and a
+     * short stream never reaches the later slots. */
+    if (!s) s = tsr__deband_cuda_pipe_slot(c, 0);
     if (s) {
         tsr__deband_cuda_pipe_close(c);
         return s;
@@ -694,11 +697,32 @@ extern "C" tsr_status tsr__deband_cuda_pipe_open(void **state, int width, int he
     return TSR_OK;
 }
 
+extern "C" tsr_status tsr__deband_cuda_pipe_slot(void *state, int k)
+{
+    tsr__db_cuda_pipe *c = (tsr__db_cuda_pipe *)state;
+    tsr__db_slot *sl = &c->slot[k];
+    tsr_status s;
+    if (sl->ready) return TSR_OK;
+    if ((s = tsr__db_pinned(&c->in[k], c->width, c->height, c->chroma, c->bits)) ||
+        (s = tsr__db_pinned(&c->out[k], c->width, c->height, c->chroma, c->out_bits)) ||
+        (s = tsr_frame_create(&sl->din, c->width, c->height, c->chroma, c->bits, TSR_DEVICE)) ||
+        (s = tsr_frame_create(&sl->dout, c->width, c->height, c->chroma, c->out_bits, TSR_DEVICE))) {
+        tsr__db_pinned_free(&c->in[k]);
+        tsr__db_pinned_free(&c->out[k]);
+        tsr_frame_free(&sl->din);
+        tsr_frame_free(&sl->dout);
+        return s;
+    }
+    sl->ready = 1;
+    return TSR_OK;
+}
+
 extern "C" tsr_status tsr__deband_cuda_pipe_submit(void *state, int k, int kind, const tsr__db_plane P[3])
 {
     tsr__db_cuda_pipe *c = (tsr__db_cuda_pipe *)state;
     tsr__db_slot *sl = &c->slot[k];
     tsr_status s;
+    if ((s = tsr__deband_cuda_pipe_slot(c, k))) return s;   /* a slot run without being filled first */
     if ((s = tsr__db_scratch_reserve(&sl->sc, P, sl->din.nplanes, kind))) return s;   /* before queuing: may sync */
     if ((s = tsr_frame_copy(&c->in[k], &sl->din, sl->st))) return s;
     TSR_DB_TRY(cudaEventRecord(sl->k0, sl->st), "deband: cudaEventRecord");

@@ -1163,6 +1163,8 @@ tsr_status tsr_deband_pipe_run(tsr_deband_pipe *d, int k, int frame_index)
     if (d->cuda) {
 #ifdef TSR_HAVE_CUDA
         tsr__db_plane P[3];
+        /* a slot run before it was handed out gets its frames first: the set-up reads their shape */
+        if ((s = tsr__deband_cuda_pipe_slot(d->cuda, k))) return s;
         tsr__deband_setup(&d->in[k], &d->p, frame_index, d->out_bits, P);
         s = tsr__deband_cuda_pipe_submit(d->cuda, k, tsr__db_index(d->v) - 2, P);
 #else

@@ -722,7 +722,6 @@ extern "C" tsr_status tsr__deband_cuda_pipe_submit(void *state, int k, int kind,
     tsr__db_cuda_pipe *c = (tsr__db_cuda_pipe *)state;
     tsr__db_slot *sl = &c->slot[k];
     tsr_status s;
-    if ((s = tsr__deband_cuda_pipe_slot(c, k))) return s;   /* a slot run without being filled first */
     if ((s = tsr__db_scratch_reserve(&sl->sc, P, sl->din.nplanes, kind))) return s;   /* before queuing: may sync */
     if ((s = tsr_frame_copy(&c->in[k], &sl->din, sl->st))) return s;
     TSR_DB_TRY(cudaEventRecord(sl->k0, sl->st), "deband: cudaEventRecord");

@@ -43,6 +43,10 @@ extern "C" const char *tsr_cuda_device_name(void)
 tsr_status tsr__cuda_status(cudaError_t e, const char *what)
 {
     if (e == cudaSuccess) return TSR_OK;
+    /* A failed runtime call also leaves its error as the thread's last error, which the next
+     * launch check (cudaGetLastError) would report as its own: clear it here, where it is
+     * reported. (An error that corrupts the context stays; every later call returns it.) */
+    (void)cudaGetLastError();
     if (e == cudaErrorMemoryAllocation)
         return tsr__fail(TSR_E_DEVICE_NOMEM, "%s: out of device memory", what);
     if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver)

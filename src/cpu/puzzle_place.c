@@ -428,6 +428,16 @@ static int tsr__pz_segment(const tsr__pz *pz, const int *piece, const unsigned c
  * (stricter than the local search's TSR_PZ_SEG_EDGE: on the deep field's sky those run across
  * wrong seams). */
 #define TSR_PZ_LNS_SEGTERM 0.7f
+/* Where the best start has at least TSR_PZ_DOUBT_SHARE of its cells with a side of objective term
+ * TSR_PZ_KEEP or more (on the benchmark the deep field 67-83%, the cameraman 18-31%, the others
+ * 0-6%), the neighbourhood search runs TSR_PZ_REASM_CHAINS chains of a third of the
+ * iterations instead: the first two from the best start, each further one from a block
+ * reassembly of it (tsr__pz_reassemble) with its own contact weight and listed partners per
+ * side. (Half or two thirds of the iterations gave the same accuracy on the benchmark.) */
+#define TSR_PZ_DOUBT_SHARE 0.1
+#define TSR_PZ_REASM_CHAINS 4
+static const float tsr__pz_reasm_tau[TSR_PZ_REASM_CHAINS - 2] = {2.0f, 1.5f};
+static const int tsr__pz_reasm_partners[TSR_PZ_REASM_CHAINS - 2] = {4, 2};
 
 /* Local searches with rolls (tsr__pz_refine): with rotation every TSR_PZ_LNS_ROLLS iterations
  * of a chain of the neighbourhood search, and after the chains; without the table of D only up
@@ -880,10 +890,244 @@ static tsr_status tsr__pz_start(tsr__pz_work *w, int repair, int seed, int turn,
     return TSR_OK;
 }
 
+/* Block reassembly (tsr__pz_reassemble): the blocks of a placement are its groups of cells
+ * joined by sides of objective term below TSR_PZ_LNS_SEGTERM; hypotheses come from the first
+ * 'partners' listed partners of each border side. */
+typedef struct {
+    int M, S;                        /* the longer grid side; the scratch grid's side (3 M + 2) */
+    int *py, *px, *po;               /* per piece: cell and oriented tile in its block's frame */
+    int *blk, *next, *head, *size;   /* per piece its block; per block a list of pieces, its size */
+    int *bh, *bw;                    /* per block: its bounding box (the frame's origin at its corner) */
+    int *gs, *go, stamp;             /* scratch grid: one block's cells where gs == stamp, tiles in go */
+    uint64_t *hkey;                  /* hypotheses seen in one search (open addressing), stamped */
+    int *hs, hstamp, hbits;          /* at most half full: 2^hbits >= 2 x partners x border sides */
+} tsr__pz_blocks;
+
+/* Coordinates (y, x) turned k quarter turns clockwise: (y, x) -> (x, -y) each turn, as the
+ * relation (o1, d, o2) becomes (o1 turned k, d + k, o2 turned k). */
+static void tsr__pz_turn_yx(int k, int y, int x, int *ty, int *tx)
+{
+    for (int i = 0; i < (k & 3); i++) {
+        int t = y;
+        y = x, x = -t;
+    }
+    *ty = y, *tx = x;
+}
+
+/* Mark block A's cells (and tiles) on the scratch grid. */
+static void tsr__pz_blk_stamp(tsr__pz_blocks *b, int A)
+{
+    b->stamp++;
+    for (int q = b->head[A]; q >= 0; q = b->next[q]) {
+        int i = (b->py[q] + b->M) * b->S + b->px[q] + b->M;
+        b->gs[i] = b->stamp, b->go[i] = b->po[q];
+    }
+}
+
+/* The gain of joining block B, turned k quarter turns and moved by (oy, ox), to block A (marked
+ * on the grid): the sum over the sides where they touch of tau minus the objective's term, with
+ * their count in *contacts; -INFINITY when they overlap or together would not fit the grid (in
+ * either layout with rotation). */
+static double tsr__pz_blk_gain(const tsr__pz *pz, tsr__pz_cache *cache, const tsr__pz_blocks *b, int A, int B, int k,
+                               int oy, int ox, float tau, int *contacts)
+{
+    int M = b->M, S = b->S, y0 = 0, y1 = b->bh[A] - 1, x0 = 0, x1 = b->bw[A] - 1, cnt = 0;
+    double gain = 0;
+    for (int q = b->head[B]; q >= 0; q = b->next[q]) {
+        int ty, tx;
+        tsr__pz_turn_yx(k, b->py[q], b->px[q], &ty, &tx);
+        ty += oy, tx += ox;
+        if (ty + M < 0 || ty + M >= S || tx + M < 0 || tx + M >= S || b->gs[(ty + M) * S + tx + M] == b->stamp)
+            return -INFINITY;
+        y0 = ty < y0 ? ty : y0, y1 = ty > y1 ? ty : y1, x0 = tx < x0 ? tx : x0, x1 = tx > x1 ? tx : x1;
+    }
+    if (!((y1 - y0 < pz->rows && x1 - x0 < pz->cols) || (pz->rotate && y1 - y0 < pz->cols && x1 - x0 < pz->rows)))
+        return -INFINITY;
+    for (int q = b->head[B]; q >= 0; q = b->next[q]) {
+        int ty, tx, oq = pz->rotate ? tsr__pz_turn(b->po[q], k) : b->po[q];
+        tsr__pz_turn_yx(k, b->py[q], b->px[q], &ty, &tx);
+        ty += oy + M, tx += ox + M;
+        for (int d = 0; d < 4; d++) {
+            int ny = ty + tsr__pz_dy[d], nx = tx + tsr__pz_dx[d];
+            if (ny < 0 || ny >= S || nx < 0 || nx >= S || b->gs[ny * S + nx] != b->stamp) continue;
+            gain += tau - tsr__pz_term(cache, oq, d, b->go[ny * S + nx]);
+            cnt++;
+        }
+    }
+    *contacts = cnt;
+    return gain;
+}
+
+/* Block A's best join: each of its border sides proposes its first 'partners' listed partners
+ * where they would touch it, which places the partner's whole block (turned as the partner is
+ * listed); each proposal is scored once (tsr__pz_blk_gain). Returns the gain (-INFINITY when
+ * there is none; ties: the lower block, the first found) and the join in hB, hk, hy, hx. */
+static double tsr__pz_blk_best(const tsr__pz *pz, tsr__pz_cache *cache, tsr__pz_blocks *b, int A, int partners,
+                               float tau, int *hB, int *hk, int *hy, int *hx)
+{
+    double best = -INFINITY;
+    int M = b->M, S = b->S;
+    *hB = -1;
+    tsr__pz_blk_stamp(b, A);
+    b->hstamp++;
+    for (int q = b->head[A]; q >= 0; q = b->next[q])
+        for (int d = 0; d < 4; d++) {
+            int ny = b->py[q] + tsr__pz_dy[d], nx = b->px[q] + tsr__pz_dx[d];
+            const tsr__pz_cand *l = tsr__pz_list(pz, b->po[q], d);
+            if (b->gs[(ny + M) * S + nx + M] == b->stamp) continue;   /* inside A */
+            for (int t = 0; t < partners && t < pz->k; t++) {
+                int o2 = l[t].o, p2, B, k, ty, tx, cnt = 0, oy, ox, dup = 0;
+                uint64_t key, h;
+                double g;
+                if (o2 < 0) continue;
+                p2 = tsr__pz_piece(pz, o2), B = b->blk[p2];
+                if (B == A) continue;
+                k = pz->rotate ? (o2 - b->po[p2]) & 3 : 0;
+                tsr__pz_turn_yx(k, b->py[p2], b->px[p2], &ty, &tx);
+                oy = ny - ty, ox = nx - tx;
+                key = (((uint64_t)B * 4 + (uint64_t)k) << 32) | ((uint64_t)(oy + 4 * M) << 16) | (uint64_t)(ox + 4 * M);
+                for (h = (key * 0x9E3779B97F4A7C15ull) >> (64 - b->hbits); b->hs[h] == b->hstamp;
+                     h = (h + 1) & ((1u << b->hbits) - 1))
+                    if (b->hkey[h] == key) {
+                        dup = 1;
+                        break;
+                    }
+                if (dup) continue;
+                b->hs[h] = b->hstamp, b->hkey[h] = key;
+                g = tsr__pz_blk_gain(pz, cache, b, A, B, k, oy, ox, tau, &cnt);
+                if (g == -INFINITY || !cnt) continue;
+                if (*hB < 0 || g > best || (g == best && B < *hB)) best = g, *hB = B, *hk = k, *hy = oy, *hx = ox;
+            }
+        }
+    return best;
+}
+
+/* Join block B, turned k and moved by (oy, ox) in A's frame, into A; A's frame then starts at
+ * its bounding box's corner again. */
+static void tsr__pz_blk_join(const tsr__pz *pz, tsr__pz_blocks *b, int A, int B, int k, int oy, int ox)
+{
+    int last = -1, y0 = 0, x0 = 0, y1 = 0, x1 = 0, first = 1;
+    for (int q = b->head[B]; q >= 0; q = b->next[q]) {
+        int ty, tx;
+        tsr__pz_turn_yx(k, b->py[q], b->px[q], &ty, &tx);
+        b->py[q] = ty + oy, b->px[q] = tx + ox;
+        if (pz->rotate) b->po[q] = tsr__pz_turn(b->po[q], k);
+        b->blk[q] = A;
+        last = q;
+    }
+    b->next[last] = b->head[A], b->head[A] = b->head[B], b->size[A] += b->size[B];
+    b->head[B] = -1, b->size[B] = 0;
+    for (int q = b->head[A]; q >= 0; q = b->next[q], first = 0) {
+        if (first || b->py[q] < y0) y0 = b->py[q];
+        if (first || b->px[q] < x0) x0 = b->px[q];
+        if (first || b->py[q] > y1) y1 = b->py[q];
+        if (first || b->px[q] > x1) x1 = b->px[q];
+    }
+    for (int q = b->head[A]; q >= 0; q = b->next[q]) b->py[q] -= y0, b->px[q] -= x0;
+    b->bh[A] = y1 - y0 + 1, b->bw[A] = x1 - x0 + 1;
+}
+
+/* Block reassembly of a placement (in place; *score its objective afterwards): the placement is
+ * cut into blocks, its groups of cells joined by sides of objective term below
+ * TSR_PZ_LNS_SEGTERM (single cells included), and the blocks are joined again, turned and
+ * moved whole, best join first (the largest gain, sum over the touching sides of tau minus the
+ * term: a larger tau values longer contacts more) until no join fits; the largest block is kept
+ * (turned to the grid's layout), the rest grown around it greedily and searched locally. The
+ * local moves and the windows of the neighbourhood search work on a few cells at a time; a block
+ * in the wrong place or turn is fixed by them only piece by piece, and a single side of dark sky
+ * carries about one nat of evidence, while a join of blocks is judged on all the sides they
+ * share. The result is a different placement (a different basin), not always a lower objective:
+ * the caller searches it further and compares. */
+static tsr_status tsr__pz_reassemble(tsr__pz_work *w, float tau, int partners, int *piece, unsigned char *rot,
+                                     double *score)
+{
+    const tsr__pz *pz = w->pz;
+    int n = pz->n, R = pz->rows, C = pz->cols, per = pz->rotate ? 4 : 1, big = -1, keep = 0, k;
+    int *hB, *hk, *hy, *hx, *queue;
+    double *hg;
+    tsr__pz_blocks b;
+    tsr_status s = TSR_OK;
+    memset(&b, 0, sizeof b);
+    b.M = R > C ? R : C, b.S = 3 * b.M + 2;
+    /* a block of c cells has at most 2 c + 2 sides on its border */
+    for (b.hbits = 10; (1ull << b.hbits) < 2ull * (unsigned)partners * (2ull * (unsigned)n + 2); b.hbits++) {}
+    b.py = malloc(sizeof(int) * n), b.px = malloc(sizeof(int) * n), b.po = malloc(sizeof(int) * n);
+    b.blk = malloc(sizeof(int) * n), b.next = malloc(sizeof(int) * n), b.head = malloc(sizeof(int) * n);
+    b.size = calloc((size_t)n, sizeof(int)), b.bh = malloc(sizeof(int) * n), b.bw = malloc(sizeof(int) * n);
+    b.gs = calloc((size_t)b.S * b.S, sizeof(int)), b.go = malloc(sizeof(int) * b.S * b.S);
+    b.hkey = malloc(sizeof(uint64_t) << b.hbits), b.hs = calloc((size_t)1 << b.hbits, sizeof(int));
+    hB = malloc(sizeof(int) * n), hk = malloc(sizeof(int) * n), hy = malloc(sizeof(int) * n);
+    hx = malloc(sizeof(int) * n), hg = malloc(sizeof(double) * n), queue = w->p3;
+    if (!b.py || !b.px || !b.po || !b.blk || !b.next || !b.head || !b.size || !b.bh || !b.bw || !b.gs || !b.go ||
+        !b.hkey || !b.hs || !hB || !hk || !hy || !hx || !hg) {
+        s = tsr__fail(TSR_E_NOMEM, "puzzle: out of memory for placement");
+        goto done;
+    }
+#define PZ_O(i) (piece[i] * per + (pz->rotate ? rot[i] : 0))
+    /* the blocks, each named by the piece of its first cell; blk doubles as the visited mark */
+    for (int i = 0; i < n; i++) b.head[i] = -1, b.blk[i] = -1;
+    for (int c0 = 0; c0 < n; c0++) {
+        int h = 0, t = 0, A = piece[c0], y0 = R, x0 = C, y1 = 0, x1 = 0;
+        if (b.blk[A] >= 0) continue;
+        b.blk[A] = A, queue[t++] = c0;
+        while (h < t) {
+            int c = queue[h++], y = c / C, x = c % C;
+            for (int d = 0; d < 4; d++) {
+                int ny = y + tsr__pz_dy[d], nx = x + tsr__pz_dx[d], c2;
+                if (ny < 0 || ny >= R || nx < 0 || nx >= C) continue;
+                c2 = ny * C + nx;
+                if (b.blk[piece[c2]] < 0 && tsr__pz_term(w->cache, PZ_O(c), d, PZ_O(c2)) < TSR_PZ_LNS_SEGTERM)
+                    b.blk[piece[c2]] = A, queue[t++] = c2;
+            }
+        }
+        for (int i = 0; i < t; i++) {
+            int y = queue[i] / C, x = queue[i] % C;
+            y0 = y < y0 ? y : y0, x0 = x < x0 ? x : x0, y1 = y > y1 ? y : y1, x1 = x > x1 ? x : x1;
+        }
+        for (int i = 0; i < t; i++) {
+            int c = queue[i], p = piece[c];
+            b.py[p] = c / C - y0, b.px[p] = c % C - x0, b.po[p] = PZ_O(c);
+            b.next[p] = b.head[A], b.head[A] = p;
+        }
+        b.size[A] = t, b.bh[A] = y1 - y0 + 1, b.bw[A] = x1 - x0 + 1;
+    }
+#undef PZ_O
+    for (int A = 0; A < n; A++)
+        if (b.size[A]) hg[A] = tsr__pz_blk_best(pz, w->cache, &b, A, partners, tau, &hB[A], &hk[A], &hy[A], &hx[A]);
+    for (;;) {   /* the best join first (ties: the lower block), then the blocks it concerns again */
+        int A = -1, B;
+        for (int a = 0; a < n; a++)
+            if (b.size[a] && hB[a] >= 0 && (A < 0 || hg[a] > hg[A])) A = a;
+        if (A < 0) break;
+        B = hB[A];
+        tsr__pz_blk_join(pz, &b, A, B, hk[A], hy[A], hx[A]);
+        for (int a = 0; a < n; a++)
+            if (b.size[a] && (a == A || hB[a] == A || hB[a] == B))
+                hg[a] = tsr__pz_blk_best(pz, w->cache, &b, a, partners, tau, &hB[a], &hk[a], &hy[a], &hx[a]);
+    }
+    for (int a = 0; a < n; a++)
+        if (b.size[a] && (big < 0 || b.size[a] > b.size[big])) big = a;
+    k = b.bh[big] <= R && b.bw[big] <= C ? 0 : 1;   /* a block in the other layout turns once */
+    for (int q = b.head[big]; q >= 0; q = b.next[q]) {
+        int ty, tx;
+        tsr__pz_turn_yx(k, b.py[q], b.px[q], &ty, &tx);
+        w->gy[keep] = ty, w->gx[keep] = tx + (k ? b.bh[big] - 1 : 0);
+        w->go[keep++] = pz->rotate ? tsr__pz_turn(b.po[q], k) : b.po[q];
+    }
+    if ((s = tsr__pz_grow(pz, w->gy, w->gx, w->go, keep, 0, piece, rot, NULL, NULL))) goto done;
+    if ((s = tsr__pz_refine(pz, w->cache, piece, rot, NULL, NULL, 0))) goto done;
+    *score = tsr__pz_objective(pz, w->cache, piece, rot);
+done:
+    free(b.py), free(b.px), free(b.po), free(b.blk), free(b.next), free(b.head), free(b.size), free(b.bh), free(b.bw);
+    free(b.gs), free(b.go), free(b.hkey), free(b.hs), free(hB), free(hk), free(hy), free(hx), free(hg);
+    return s;
+}
+
 struct tsr__pz_starts {
     const tsr__pz *pz;
     int repair, turn;
     int lns;                  /* > 0: slots hold the best start, each a chain of this many iterations */
+    int reasm;                /* chains 2 and on start from block reassemblies of it */
     const int *seeds;
     int *piece;               /* per start: n cells */
     unsigned char *rot;
@@ -905,7 +1149,10 @@ static void tsr__pz_start_range(void *ctx, int b, int e)
         if (!s) {
             if (j->lns) {
                 j->score[i] = tsr__pz_objective(j->pz, w.cache, j->piece + n * i, j->rot + n * i);
-                s = tsr__pz_lns(&w, i, j->lns, j->piece + n * i, j->rot + n * i, &j->score[i]);
+                if (j->reasm && i >= 2)   /* from a block reassembly of the best start */
+                    s = tsr__pz_reassemble(&w, tsr__pz_reasm_tau[i - 2], tsr__pz_reasm_partners[i - 2],
+                                           j->piece + n * i, j->rot + n * i, &j->score[i]);
+                if (!s) s = tsr__pz_lns(&w, i, j->lns, j->piece + n * i, j->rot + n * i, &j->score[i]);
             } else {
                 s = tsr__pz_start(&w, j->repair, j->seeds[i], j->turn, j->piece + n * i, j->rot + n * i, &j->score[i],
                                   j->progress, j->pctx);
@@ -966,6 +1213,26 @@ tsr_status tsr__pz_place(const tsr__pz *pz, int repair, int threads, int *piece,
     j.lns = TSR_PZ_LNS_WORK / n < TSR_PZ_LNS_ITERS ? TSR_PZ_LNS_WORK / n : TSR_PZ_LNS_ITERS;
     if (repair && j.lns > 0 && n >= 4) {
         int nc = ns < TSR_PZ_LNS_CHAINS ? ns : TSR_PZ_LNS_CHAINS;
+        /* A placement of which a sizeable share looks wrong: more chains of fewer iterations, two
+         * of them from block reassemblies, the lowest objective of all kept as before. Where the
+         * rolls run (the table of D, or few pieces), with as many starts' slots, and grids of
+         * aspect up to about 7:1 (the reassembly's scratch grid is (3 x longer side)^2 cells).
+         * On 2 threads the four chains take about the time of the two longer ones; on the H100
+         * host's threads they run at once. */
+        size_t side = 3 * (size_t)(pz->rows > pz->cols ? pz->rows : pz->cols) + 2;
+        if (ns >= TSR_PZ_REASM_CHAINS && (pz->dmat || n <= TSR_PZ_ROLL_PIECES) && side * side <= 64 * (size_t)n) {
+            tsr__pz_work w;
+            int good;
+            if ((s = tsr__pz_work_init(&w, pz))) goto done;
+            good = tsr__pz_confident(pz, w.cache, j.piece + (size_t)n * best, j.rot + (size_t)n * best, TSR_PZ_KEEP,
+                                     w.gy, w.gx, w.go);
+            tsr__pz_work_free(&w);
+            if (n - good >= TSR_PZ_DOUBT_SHARE * n) {
+                j.reasm = 1;
+                nc = TSR_PZ_REASM_CHAINS;
+                j.lns = (j.lns + 2) / 3;
+            }
+        }
         for (int i = 0; i < nc; i++) {
             if (i == best) continue;
             memcpy(j.piece + (size_t)n * i, j.piece + (size_t)n * best, sizeof(int) * n);

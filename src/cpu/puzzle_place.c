@@ -665,6 +665,33 @@ static uint64_t tsr__pz_next(uint64_t *st)
     return z ^ (z >> 31);
 }
 
+/* The group of cells 4-connected to cell c0 by sides of objective term below TSR_PZ_LNS_SEGTERM,
+ * found from c0 (comp[c0] < 0) over cells not yet in a group (comp < 0): each gets comp = id and
+ * is listed in queue (n ints). Returns the group's size. */
+static int tsr__pz_group(tsr__pz_work *w, const int *piece, const unsigned char *rot, int c0, int id, int *comp,
+                         int *queue)
+{
+    const tsr__pz *pz = w->pz;
+    int R = pz->rows, C = pz->cols, per = pz->rotate ? 4 : 1, h = 0, t = 0;
+#define PZ_O(i) (piece[i] * per + (pz->rotate ? rot[i] : 0))
+    comp[c0] = id;
+    queue[t++] = c0;
+    while (h < t) {
+        int c = queue[h++], y = c / C, x = c % C;
+        for (int d = 0; d < 4; d++) {
+            int ny = y + tsr__pz_dy[d], nx = x + tsr__pz_dx[d], c2;
+            if (ny < 0 || ny >= R || nx < 0 || nx >= C) continue;
+            c2 = ny * C + nx;
+            if (comp[c2] < 0 && tsr__pz_term(w->cache, PZ_O(c), d, PZ_O(c2)) < TSR_PZ_LNS_SEGTERM) {
+                comp[c2] = id;
+                queue[t++] = c2;
+            }
+        }
+    }
+#undef PZ_O
+    return t;
+}
+
 /* Segment move of the neighbourhood search: a 4-connected group of cells joined by edges of
  * objective term below TSR_PZ_LNS_SEGTERM (one of those of 2 to n/2 cells, chosen at random) is
  * moved rigidly so that one of its border sides meets that side's first or second listed partner
@@ -683,22 +710,9 @@ static int tsr__pz_segmove(tsr__pz_work *w, uint64_t *st, const int *piece, cons
     for (int i = 0; i < n; i++) comp[i] = -1;
     /* the groups; one of 2..n/2 cells picked uniformly (reservoir sampling) */
     for (int c0 = 0; c0 < n; c0++) {
-        int h = 0, t = 0;
+        int t;
         if (comp[c0] >= 0) continue;
-        comp[c0] = ncomp;
-        queue[t++] = c0;
-        while (h < t) {
-            int c = queue[h++], y = c / C, x = c % C;
-            for (int d = 0; d < 4; d++) {
-                int ny = y + tsr__pz_dy[d], nx = x + tsr__pz_dx[d], c2;
-                if (ny < 0 || ny >= R || nx < 0 || nx >= C) continue;
-                c2 = ny * C + nx;
-                if (comp[c2] < 0 && tsr__pz_term(w->cache, PZ_O(c), d, PZ_O(c2)) < TSR_PZ_LNS_SEGTERM) {
-                    comp[c2] = ncomp;
-                    queue[t++] = c2;
-                }
-            }
-        }
+        t = tsr__pz_group(w, piece, rot, c0, ncomp, comp, queue);
         if (t >= 2 && t <= n / 2) {
             cands++;
             if (tsr__pz_next(st) % (uint64_t)cands == 0) pickc = ncomp, cnt = t;
@@ -1043,7 +1057,7 @@ static tsr_status tsr__pz_reassemble(tsr__pz_work *w, float tau, int partners, i
 {
     const tsr__pz *pz = w->pz;
     int n = pz->n, R = pz->rows, C = pz->cols, per = pz->rotate ? 4 : 1, big = -1, keep = 0, k;
-    int *hB, *hk, *hy, *hx, *queue;
+    int *hB, *hk, *hy, *hx, *queue, *cellblk;
     double *hg;
     tsr__pz_blocks b;
     tsr_status s = TSR_OK;
@@ -1058,28 +1072,20 @@ static tsr_status tsr__pz_reassemble(tsr__pz_work *w, float tau, int partners, i
     b.hkey = malloc(sizeof(uint64_t) << b.hbits), b.hs = calloc((size_t)1 << b.hbits, sizeof(int));
     hB = malloc(sizeof(int) * n), hk = malloc(sizeof(int) * n), hy = malloc(sizeof(int) * n);
     hx = malloc(sizeof(int) * n), hg = malloc(sizeof(double) * n), queue = w->p3;
-    if (!b.py || !b.px || !b.po || !b.blk || !b.next || !b.head || !b.size || !b.bh || !b.bw || !b.gs || !b.go ||
+    cellblk = malloc(sizeof(int) * n);
+    if (!cellblk || !b.py || !b.px || !b.po || !b.blk || !b.next || !b.head || !b.size || !b.bh || !b.bw || !b.gs || !b.go ||
         !b.hkey || !b.hs || !hB || !hk || !hy || !hx || !hg) {
         s = tsr__fail(TSR_E_NOMEM, "puzzle: out of memory for placement");
         goto done;
     }
 #define PZ_O(i) (piece[i] * per + (pz->rotate ? rot[i] : 0))
-    /* the blocks, each named by the piece of its first cell; blk doubles as the visited mark */
-    for (int i = 0; i < n; i++) b.head[i] = -1, b.blk[i] = -1;
+    /* the blocks, each named by the piece of its first cell */
+    for (int i = 0; i < n; i++) b.head[i] = -1, cellblk[i] = -1;
     for (int c0 = 0; c0 < n; c0++) {
-        int h = 0, t = 0, A = piece[c0], y0 = R, x0 = C, y1 = 0, x1 = 0;
-        if (b.blk[A] >= 0) continue;
-        b.blk[A] = A, queue[t++] = c0;
-        while (h < t) {
-            int c = queue[h++], y = c / C, x = c % C;
-            for (int d = 0; d < 4; d++) {
-                int ny = y + tsr__pz_dy[d], nx = x + tsr__pz_dx[d], c2;
-                if (ny < 0 || ny >= R || nx < 0 || nx >= C) continue;
-                c2 = ny * C + nx;
-                if (b.blk[piece[c2]] < 0 && tsr__pz_term(w->cache, PZ_O(c), d, PZ_O(c2)) < TSR_PZ_LNS_SEGTERM)
-                    b.blk[piece[c2]] = A, queue[t++] = c2;
-            }
-        }
+        int t, A = piece[c0], y0 = R, x0 = C, y1 = 0, x1 = 0;
+        if (cellblk[c0] >= 0) continue;
+        t = tsr__pz_group(w, piece, rot, c0, A, cellblk, queue);
+        for (int i = 0; i < t; i++) b.blk[piece[queue[i]]] = A;
         for (int i = 0; i < t; i++) {
             int y = queue[i] / C, x = queue[i] % C;
             y0 = y < y0 ? y : y0, x0 = x < x0 ? x : x0, y1 = y > y1 ? y : y1, x1 = x > x1 ? x : x1;
@@ -1119,7 +1125,7 @@ static tsr_status tsr__pz_reassemble(tsr__pz_work *w, float tau, int partners, i
     *score = tsr__pz_objective(pz, w->cache, piece, rot);
 done:
     free(b.py), free(b.px), free(b.po), free(b.blk), free(b.next), free(b.head), free(b.size), free(b.bh), free(b.bw);
-    free(b.gs), free(b.go), free(b.hkey), free(b.hs), free(hB), free(hk), free(hy), free(hx), free(hg);
+    free(b.gs), free(b.go), free(b.hkey), free(b.hs), free(hB), free(hk), free(hy), free(hx), free(hg), free(cellblk);
     return s;
 }
 

@@ -335,19 +335,16 @@ static size_t tsr__prefix_fast(const void *ext, size_t col_bytes, void *hs, size
             }                                                                                               \
             if (far_x) {                                                                                    \
                 NAME##_hsum_far(col, hs, hs + n, w, cn, rx, pl->border, outside_col);                      \
-                out = target(ctx, y);                                                                       \
-                NAME##_divide(hs, out, n, src->depth, area);                                                \
-                if (done) done(ctx, y, out);                                                                \
-                continue;                                                                                   \
-            }                                                                                               \
-            for (int x = 1; x <= rx; x++) { /* border columns on both sides */                              \
-                int l = bcol[2 * x - 2], r = bcol[2 * x - 1];                                               \
-                for (int c = 0; c < cn; c++) {                                                              \
-                    col[-(ptrdiff_t)x * cn + c] = l < 0 ? outside_col : col[(size_t)l * cn + c];            \
-                    col[(size_t)(w - 1 + x) * cn + c] = r < 0 ? outside_col : col[(size_t)r * cn + c];      \
+            } else {                                                                                        \
+                for (int x = 1; x <= rx; x++) { /* border columns on both sides */                          \
+                    int l = bcol[2 * x - 2], r = bcol[2 * x - 1];                                           \
+                    for (int c = 0; c < cn; c++) {                                                          \
+                        col[-(ptrdiff_t)x * cn + c] = l < 0 ? outside_col : col[(size_t)l * cn + c];        \
+                        col[(size_t)(w - 1 + x) * cn + c] = r < 0 ? outside_col : col[(size_t)r * cn + c];  \
+                    }                                                                                       \
                 }                                                                                           \
+                NAME##_hsum(ext, hs, n, cn, rx);                                                            \
             }                                                                                               \
-            NAME##_hsum(ext, hs, n, cn, rx);                                                                \
             out = target(ctx, y);                                                                           \
             NAME##_divide(hs, out, n, src->depth, area);                                                    \
             if (done) done(ctx, y, out);                                                                    \

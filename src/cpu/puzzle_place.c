@@ -1085,14 +1085,13 @@ static tsr_status tsr__pz_reassemble(tsr__pz_work *w, float tau, int partners, i
         int t, A = piece[c0], y0 = R, x0 = C, y1 = 0, x1 = 0;
         if (cellblk[c0] >= 0) continue;
         t = tsr__pz_group(w, piece, rot, c0, A, cellblk, queue);
-        for (int i = 0; i < t; i++) b.blk[piece[queue[i]]] = A;
         for (int i = 0; i < t; i++) {
             int y = queue[i] / C, x = queue[i] % C;
             y0 = y < y0 ? y : y0, x0 = x < x0 ? x : x0, y1 = y > y1 ? y : y1, x1 = x > x1 ? x : x1;
         }
         for (int i = 0; i < t; i++) {
             int c = queue[i], p = piece[c];
-            b.py[p] = c / C - y0, b.px[p] = c % C - x0, b.po[p] = PZ_O(c);
+            b.py[p] = c / C - y0, b.px[p] = c % C - x0, b.po[p] = PZ_O(c), b.blk[p] = A;
             b.next[p] = b.head[A], b.head[A] = p;
         }
         b.size[A] = t, b.bh[A] = y1 - y0 + 1, b.bw[A] = x1 - x0 + 1;

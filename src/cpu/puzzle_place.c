@@ -913,6 +913,7 @@ typedef struct {
     int *blk, *next, *head, *size;   /* per piece its block; per block a list of pieces, its size */
     int *bh, *bw;                    /* per block: its bounding box (the frame's origin at its corner) */
     int *gs, *go, stamp;             /* scratch grid: one block's cells where gs == stamp, tiles in go */
+    int *gs2, *go2, stamp2, on2;     /* a second one: block on2 (or -1) in its own frame */
     uint64_t *hkey;                  /* hypotheses seen in one search (open addressing), stamped */
     int *hs, hstamp, hbits;          /* at most half full: 2^hbits >= 2 x partners x border sides */
 } tsr__pz_blocks;
@@ -942,11 +943,52 @@ static void tsr__pz_blk_stamp(tsr__pz_blocks *b, int A)
  * on the grid): the sum over the sides where they touch of tau minus the objective's term, with
  * their count in *contacts; -INFINITY when they overlap or together would not fit the grid (in
  * either layout with rotation). */
-static double tsr__pz_blk_gain(const tsr__pz *pz, tsr__pz_cache *cache, const tsr__pz_blocks *b, int A, int B, int k,
+static double tsr__pz_blk_gain(const tsr__pz *pz, tsr__pz_cache *cache, tsr__pz_blocks *b, int A, int B, int k,
                                int oy, int ox, float tau, int *contacts)
 {
     int M = b->M, S = b->S, y0 = 0, y1 = b->bh[A] - 1, x0 = 0, x1 = b->bw[A] - 1, cnt = 0;
     double gain = 0;
+    if (b->size[B] > b->size[A]) {
+        /* B the larger: A's cells visit B's (stamped once on the second grid in B's frame), so
+         * a proposal costs A's size, not B's. The joined box from B's turned box; the same
+         * sides are summed, in another order. */
+        int ik = (4 - k) & 3, cy, cx, ey, ex;
+        tsr__pz_turn_yx(k, 0, 0, &cy, &cx);
+        tsr__pz_turn_yx(k, b->bh[B] - 1, b->bw[B] - 1, &ey, &ex);
+        cy += oy, cx += ox, ey += oy, ex += ox;
+        y0 = cy < y0 ? cy : y0, y0 = ey < y0 ? ey : y0, y1 = cy > y1 ? cy : y1, y1 = ey > y1 ? ey : y1;
+        x0 = cx < x0 ? cx : x0, x0 = ex < x0 ? ex : x0, x1 = cx > x1 ? cx : x1, x1 = ex > x1 ? ex : x1;
+        if (!((y1 - y0 < pz->rows && x1 - x0 < pz->cols) || (pz->rotate && y1 - y0 < pz->cols && x1 - x0 < pz->rows)))
+            return -INFINITY;
+        if (b->on2 != B) {
+            b->stamp2++, b->on2 = B;
+            for (int q = b->head[B]; q >= 0; q = b->next[q]) {
+                int i = (b->py[q] + M) * S + b->px[q] + M;
+                b->gs2[i] = b->stamp2, b->go2[i] = b->po[q];
+            }
+        }
+        for (int q = b->head[A]; q >= 0; q = b->next[q]) {   /* overlap first, as below */
+            int ty, tx;
+            tsr__pz_turn_yx(ik, b->py[q] - oy, b->px[q] - ox, &ty, &tx);
+            if (ty + M >= 0 && ty + M < S && tx + M >= 0 && tx + M < S && b->gs2[(ty + M) * S + tx + M] == b->stamp2)
+                return -INFINITY;
+        }
+        for (int q = b->head[A]; q >= 0; q = b->next[q]) {
+            int ty, tx;
+            tsr__pz_turn_yx(ik, b->py[q] - oy, b->px[q] - ox, &ty, &tx);
+            for (int e = 0; e < 4; e++) {   /* B's cell on side e of A's: A is on its side e + 2 */
+                int vy, vx, ny, nx, ob;
+                tsr__pz_turn_yx(ik, tsr__pz_dy[e], tsr__pz_dx[e], &vy, &vx);
+                ny = ty + vy + M, nx = tx + vx + M;
+                if (ny < 0 || ny >= S || nx < 0 || nx >= S || b->gs2[ny * S + nx] != b->stamp2) continue;
+                ob = pz->rotate ? tsr__pz_turn(b->go2[ny * S + nx], k) : b->go2[ny * S + nx];
+                gain += tau - tsr__pz_term(cache, ob, (e + 2) & 3, b->po[q]);
+                cnt++;
+            }
+        }
+        *contacts = cnt;
+        return gain;
+    }
     for (int q = b->head[B]; q >= 0; q = b->next[q]) {
         int ty, tx;
         tsr__pz_turn_yx(k, b->py[q], b->px[q], &ty, &tx);
@@ -982,6 +1024,7 @@ static double tsr__pz_blk_best(const tsr__pz *pz, tsr__pz_cache *cache, tsr__pz_
     double best = -INFINITY;
     int M = b->M, S = b->S;
     *hB = -1;
+    b->on2 = -1;   /* blocks may have changed since the last call */
     tsr__pz_blk_stamp(b, A);
     b->hstamp++;
     for (int q = b->head[A]; q >= 0; q = b->next[q])
@@ -1069,11 +1112,12 @@ static tsr_status tsr__pz_reassemble(tsr__pz_work *w, float tau, int partners, i
     b.blk = malloc(sizeof(int) * n), b.next = malloc(sizeof(int) * n), b.head = malloc(sizeof(int) * n);
     b.size = calloc((size_t)n, sizeof(int)), b.bh = malloc(sizeof(int) * n), b.bw = malloc(sizeof(int) * n);
     b.gs = calloc((size_t)b.S * b.S, sizeof(int)), b.go = malloc(sizeof(int) * b.S * b.S);
+    b.gs2 = calloc((size_t)b.S * b.S, sizeof(int)), b.go2 = malloc(sizeof(int) * b.S * b.S);
     b.hkey = malloc(sizeof(uint64_t) << b.hbits), b.hs = calloc((size_t)1 << b.hbits, sizeof(int));
     hB = malloc(sizeof(int) * n), hk = malloc(sizeof(int) * n), hy = malloc(sizeof(int) * n);
     hx = malloc(sizeof(int) * n), hg = malloc(sizeof(double) * n), queue = w->p3;
     cellblk = malloc(sizeof(int) * n);
-    if (!cellblk || !b.py || !b.px || !b.po || !b.blk || !b.next || !b.head || !b.size || !b.bh || !b.bw || !b.gs || !b.go ||
+    if (!cellblk || !b.py || !b.px || !b.po || !b.blk || !b.next || !b.head || !b.size || !b.bh || !b.bw || !b.gs || !b.go || !b.gs2 || !b.go2 ||
         !b.hkey || !b.hs || !hB || !hk || !hy || !hx || !hg) {
         s = tsr__fail(TSR_E_NOMEM, "puzzle: out of memory for placement");
         goto done;
@@ -1124,7 +1168,7 @@ static tsr_status tsr__pz_reassemble(tsr__pz_work *w, float tau, int partners, i
     *score = tsr__pz_objective(pz, w->cache, piece, rot);
 done:
     free(b.py), free(b.px), free(b.po), free(b.blk), free(b.next), free(b.head), free(b.size), free(b.bh), free(b.bw);
-    free(b.gs), free(b.go), free(b.hkey), free(b.hs), free(hB), free(hk), free(hy), free(hx), free(hg), free(cellblk);
+    free(b.gs), free(b.go), free(b.gs2), free(b.go2), free(b.hkey), free(b.hs), free(hB), free(hk), free(hy), free(hx), free(hg), free(cellblk);
     return s;
 }
 

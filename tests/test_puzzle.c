@@ -428,7 +428,8 @@ TEST(test_puzzle_compat_cpu_gpu_agree)
 /* The GPU's top-k lists equal the CPU's exactly (values bit for bit, partners, order of ties),
  * on random features of several lengths with a wide range of magnitudes (so that any other
  * summation order would round differently), with and without rotation groups, and with rows of
- * equal features (ties). */
+ * equal features (ties); so do the full matrices both hand back for the placement, at every
+ * pair of different pieces (the only ones it reads). */
 TEST(test_puzzle_topk_cpu_gpu_same)
 {
 #ifndef TSR_HAVE_CUDA
@@ -441,7 +442,8 @@ TEST(test_puzzle_topk_cpu_gpu_same)
         float *X = malloc(sizeof(float) * m * dim), *Y = malloc(sizeof(float) * m * dim);
         tsr__pz_cand *r1 = malloc(sizeof(tsr__pz_cand) * m * k), *c1 = malloc(sizeof(tsr__pz_cand) * m * k);
         tsr__pz_cand *r2 = malloc(sizeof(tsr__pz_cand) * m * k), *c2 = malloc(sizeof(tsr__pz_cand) * m * k);
-        if (!X || !Y || !r1 || !c1 || !r2 || !c2) {
+        float *f1 = malloc(sizeof(float) * m * m), *f2 = malloc(sizeof(float) * m * m);
+        if (!X || !Y || !r1 || !c1 || !r2 || !c2 || !f1 || !f2) {
             CHECK(0);
         } else {
             for (int i = 0; i < m * dim; i++) {
@@ -450,14 +452,21 @@ TEST(test_puzzle_topk_cpu_gpu_same)
                 Y[i] = (float)(tsr_test_rand() % 2001) / 1000.f - 1.f;
             }
             for (int i = 0; i < 8; i++) memcpy(Y + (size_t)(40 + i) * dim, Y + (size_t)10 * dim, sizeof(float) * dim);
-            CHECK_OK(tsr__pz_topk_cpu(X, Y, m, dim, rot4, k, r1, c1, k, &pz_cpu));
-            CHECK_OK(tsr__pz_topk_cuda(X, Y, m, dim, rot4, k, r2, c2, k, &pz_gpu));
+            for (size_t i = 0; i < (size_t)m * m; i++) f1[i] = 1.f, f2[i] = -1.f;
+            CHECK_OK(tsr__pz_topk_cpu(X, Y, m, dim, rot4, k, r1, c1, k, &pz_cpu, f1));
+            CHECK_OK(tsr__pz_topk_cuda(X, Y, m, dim, rot4, k, r2, c2, k, &pz_gpu, f2));
             for (int i = 0; i < m * k; i++)
                 bad += memcmp(&r1[i].d, &r2[i].d, sizeof(float)) || r1[i].o != r2[i].o ||
                        memcmp(&c1[i].d, &c2[i].d, sizeof(float)) || c1[i].o != c2[i].o;
             CHECK_MSG(bad == 0, "dim %d, m %d, rot4 %d: %d of %d entries differ", dim, m, rot4, bad, m * k);
+            bad = 0;
+            for (int i = 0; i < m; i++)
+                for (int o = 0; o < m; o++)
+                    if ((rot4 ? o >> 2 : o) != (rot4 ? i >> 2 : i))
+                        bad += memcmp(&f1[(size_t)i * m + o], &f2[(size_t)i * m + o], sizeof(float)) != 0;
+            CHECK_MSG(bad == 0, "dim %d, m %d, rot4 %d: %d matrix entries differ", dim, m, rot4, bad);
         }
-        free(X), free(Y), free(r1), free(c1), free(r2), free(c2);
+        free(X), free(Y), free(r1), free(c1), free(r2), free(c2), free(f1), free(f2);
     }
 #endif
 }
@@ -862,7 +871,7 @@ TEST(test_puzzle_topk_exact)
             tsr_exec ex = {TSR_BACKEND_CPU, NULL, NULL, 1 + run % 3};
             int bad = 0;
             tsr__pz_baseline = run == 3;
-            CHECK_OK(tsr__pz_topk_cpu(X, Y, m, dim, rot4, k, rows, cols, st, &ex));
+            CHECK_OK(tsr__pz_topk_cpu(X, Y, m, dim, rot4, k, rows, cols, st, &ex, NULL));
             for (int side = 0; side < 2 && !bad; side++)
                 for (int i = 0; i < m && !bad; i++) {
                     int n = 0;

@@ -885,10 +885,12 @@ static void tsr__pz_topk_merge(void *ctx, int b, int e)
     }
 }
 
-/* tsr__pz_topk_cpu, also storing every dot in 'full' (m x m) when it is not NULL. */
-static tsr_status tsr__pz_topk_run(const float *X, const float *Y, int m, int dim, int rot4, int k,
-                                   tsr__pz_cand *rows_out, tsr__pz_cand *cols_out, int stride, const tsr_exec *ex,
-                                   float *full)
+/* Contract: see tsr__pz_topk_fn. CPU variant 'mgc': one threaded pass over row blocks, four
+ * rows at a time; each block keeps its own column lists, merged at the end, so every dot product
+ * is computed once and the result does not depend on the number of blocks (threads). */
+tsr_status tsr__pz_topk_cpu(const float *X, const float *Y, int m, int dim, int rot4, int k,
+                            tsr__pz_cand *rows_out, tsr__pz_cand *cols_out, int stride, const tsr_exec *ex,
+                            float *full)
 {
     struct tsr__pz_topk_job j;
     int threads = tsr__exec_threads(ex), nb = threads < TSR_PZ_TOPK_BLOCKS ? threads : TSR_PZ_TOPK_BLOCKS;
@@ -919,15 +921,6 @@ static tsr_status tsr__pz_topk_run(const float *X, const float *Y, int m, int di
     return TSR_OK;
 }
 
-/* Contract: see tsr__pz_topk_fn. CPU variant 'mgc': one threaded pass over row blocks, four
- * rows at a time; each block keeps its own column lists, merged at the end, so every dot product
- * is computed once and the result does not depend on the number of blocks (threads). No m x m
- * matrix is stored (tsr__pz_lists keeps one when it is small). */
-tsr_status tsr__pz_topk_cpu(const float *X, const float *Y, int m, int dim, int rot4, int k,
-                            tsr__pz_cand *rows_out, tsr__pz_cand *cols_out, int stride, const tsr_exec *ex)
-{
-    return tsr__pz_topk_run(X, Y, m, dim, rot4, k, rows_out, cols_out, stride, ex, NULL);
-}
 
 /* Ascending order of floats (qsort). */
 static int tsr__pz_fcmp(const void *a, const void *b)
@@ -964,9 +957,10 @@ static tsr_status tsr__pz_lifts(tsr__pz *pz)
     return TSR_OK;
 }
 
-/* Contract: fills pz->list (m x 4 x k) using fn for the all-pairs search, and pz->lift; with
- * the CPU search, also pz->dmat when it fits TSR_PZ_DMAT_BYTES (the placement asks for many D
- * outside the lists: the deep field's spent a quarter of its time on their dot products). */
+/* Contract: fills pz->list (m x 4 x k) using fn for the all-pairs search, and pz->lift; also
+ * pz->dmat when it fits TSR_PZ_DMAT_BYTES, from either backend (the placement asks for many D
+ * outside the lists: the deep field's spent a quarter of its time on their dot products, and
+ * without the table each chain of the search fills a cache of its own). */
 tsr_status tsr__pz_lists(tsr__pz *pz, tsr__pz_topk_fn fn, const tsr_exec *ex)
 {
     int k = pz->k, st = 4 * k, rel = pz->rotate ? 1 : 2;
@@ -975,24 +969,14 @@ tsr_status tsr__pz_lists(tsr__pz *pz, tsr__pz_topk_fn fn, const tsr_exec *ex)
     if (k <= 0) return tsr__pz_lifts(pz);
     free(pz->dmat);
     pz->dmat = NULL;
-    if (fn == tsr__pz_topk_cpu && mm <= TSR_PZ_DMAT_BYTES / sizeof(float) / rel)
+    if (mm <= TSR_PZ_DMAT_BYTES / sizeof(float) / rel)
         pz->dmat = malloc(sizeof(float) * mm * rel);   /* without it, only slower */
-    if (pz->dmat) {
-        s = tsr__pz_topk_run(pz->fr[0], pz->fl[0], pz->m, pz->dim, pz->rotate, k, pz->list + 1 * k,
-                             pz->list + 3 * k, st, ex, pz->dmat);
-        if (!s && !pz->rotate)
-            s = tsr__pz_topk_run(pz->fr[1], pz->fl[1], pz->m, pz->dim, 0, k, pz->list + 2 * k, pz->list + 0 * k, st,
-                                 ex, pz->dmat + mm);
-        if (s) return s;
-        if (!pz->rotate) return tsr__pz_lifts(pz);
-    } else {
-        s = fn(pz->fr[0], pz->fl[0], pz->m, pz->dim, pz->rotate, k, pz->list + 1 * k, pz->list + 3 * k, st, ex);
-        if (s) return s;
-        if (!pz->rotate) {
-            s = fn(pz->fr[1], pz->fl[1], pz->m, pz->dim, 0, k, pz->list + 2 * k, pz->list + 0 * k, st, ex);
-            return s ? s : tsr__pz_lifts(pz);
-        }
-    }
+    s = fn(pz->fr[0], pz->fl[0], pz->m, pz->dim, pz->rotate, k, pz->list + 1 * k, pz->list + 3 * k, st, ex, pz->dmat);
+    if (!s && !pz->rotate)
+        s = fn(pz->fr[1], pz->fl[1], pz->m, pz->dim, 0, k, pz->list + 2 * k, pz->list + 0 * k, st, ex,
+               pz->dmat ? pz->dmat + mm : NULL);
+    if (s) return s;
+    if (!pz->rotate) return tsr__pz_lifts(pz);
     /* Rotation: D(a, down, b) = D(a', right, b') with x' = x turned 3 more quarter turns. */
     for (int o = 0; o < pz->m; o++) {
         int src = tsr__pz_turn(o, 3);

@@ -93,14 +93,18 @@ float tsr__pz_dot(const float *a, const float *b, int dim);
 /* Row and column top-k of the m x m matrix M[i][j] = X[i] . Y[j] (excluding j of the same piece
  * as i; 'rot4': pieces are groups of 4 consecutive indices). rows_out[i*stride + t] gets the
  * t-th smallest over j for row i, cols_out[j*stride + t] the t-th smallest over i for column j,
- * ties to the lower index. Implemented per backend (a compatibility variant). */
+ * ties to the lower index. When 'full' is not NULL it also receives all of M (m x m floats, row
+ * i at full + i m), the same values on every backend. Implemented per backend (a compatibility
+ * variant). */
 typedef tsr_status (*tsr__pz_topk_fn)(const float *X, const float *Y, int m, int dim, int rot4, int k,
                                       tsr__pz_cand *rows_out, tsr__pz_cand *cols_out, int stride,
-                                      const tsr_exec *ex);
+                                      const tsr_exec *ex, float *full);
 tsr_status tsr__pz_topk_cpu(const float *X, const float *Y, int m, int dim, int rot4, int k,
-                            tsr__pz_cand *rows_out, tsr__pz_cand *cols_out, int stride, const tsr_exec *ex);
+                            tsr__pz_cand *rows_out, tsr__pz_cand *cols_out, int stride, const tsr_exec *ex,
+                            float *full);
 tsr_status tsr__pz_topk_cuda(const float *X, const float *Y, int m, int dim, int rot4, int k,
-                             tsr__pz_cand *rows_out, tsr__pz_cand *cols_out, int stride, const tsr_exec *ex);
+                             tsr__pz_cand *rows_out, tsr__pz_cand *cols_out, int stride, const tsr_exec *ex,
+                             float *full);
 /* Tests only: nonzero makes the CPU kernels that have an AVX2 build use their baseline build
  * (the results are the same; the tests check it). */
 extern int tsr__pz_baseline;

@@ -167,10 +167,11 @@ __global__ void tsr__pz_fill_empty(tsr__pz_cand *l, size_t count)
 
 /* Contract: see tsr__pz_topk_fn. The m x m matrix is computed in row chunks whose size keeps
  * device memory for it within (m/4)^2 x 16 bytes for rotation puzzles (n x n x 4 sides x 4
- * bytes) and m^2 x 4 bytes otherwise, and within half the free memory. */
+ * bytes) and m^2 x 4 bytes otherwise, and within half the free memory; with 'full' each chunk
+ * is also copied to the host (synchronously: full is pageable memory). */
 extern "C" tsr_status tsr__pz_topk_cuda(const float *X, const float *Y, int m, int dim, int rot4, int k,
                                         tsr__pz_cand *rows_out, tsr__pz_cand *cols_out, int stride,
-                                        const tsr_exec *ex)
+                                        const tsr_exec *ex, float *full)
 {
     cudaStream_t st = ex ? (cudaStream_t)ex->stream : 0;
     int L = ((dim + 7) / 8 + TSR_PZ_BK - 1) / TSR_PZ_BK * TSR_PZ_BK, dimp = 8 * L;
@@ -222,6 +223,10 @@ extern "C" tsr_status tsr__pz_topk_cuda(const float *X, const float *Y, int m, i
         if ((s = TSR_CUDA_LAUNCHED("puzzle: row top-k kernel"))) goto done;
         tsr__pz_coltopk<<<tsr__div_up((unsigned)m, 128), 128, 0, st>>>(dC, r0, r1, m, rot4, k, dL);
         if ((s = TSR_CUDA_LAUNCHED("puzzle: column top-k kernel"))) goto done;
+        if (full)
+            TSR_PZ_CK(cudaMemcpyAsync(full + (size_t)r0 * m, dC, sizeof(float) * (size_t)(r1 - r0) * m,
+                                      cudaMemcpyDeviceToHost, st),
+                      "puzzle: download of the matrix");
     }
     TSR_PZ_CK(cudaMemcpyAsync(hR, dR, sizeof(tsr__pz_cand) * m * k, cudaMemcpyDeviceToHost, st), "puzzle: download");
     TSR_PZ_CK(cudaMemcpyAsync(hL, dL, sizeof(tsr__pz_cand) * m * k, cudaMemcpyDeviceToHost, st), "puzzle: download");

@@ -430,12 +430,17 @@ static int tsr__pz_segment(const tsr__pz *pz, const int *piece, const unsigned c
 #define TSR_PZ_LNS_SEGTERM 0.7f
 /* Where the best start has at least TSR_PZ_DOUBT_SHARE of its cells with a side of objective term
  * TSR_PZ_KEEP or more (on the benchmark the deep field 67-83%, the cameraman 18-31%, the others
- * 0-6%), the neighbourhood search runs TSR_PZ_REASM_CHAINS chains of a third of the
- * iterations instead: the first two from the best start, each further one from a block
- * reassembly of it (tsr__pz_reassemble) with its own contact weight and listed partners per
- * side. (Half or two thirds of the iterations gave the same accuracy on the benchmark.) */
+ * 0-6%), the neighbourhood search runs instead in TSR_PZ_GROUPS groups, group g from the g-th
+ * best start, each in rounds of TSR_PZ_REASM_CHAINS chains of TSR_PZ_ROUND_ITERS iterations:
+ * the first two from the group's best so far, each further one from a block reassembly of it
+ * (tsr__pz_reassemble) with its own contact weight and listed partners per side. A group stops
+ * after TSR_PZ_ROUND_IDLE rounds in a row without a lower objective, or TSR_PZ_ROUNDS rounds. */
 #define TSR_PZ_DOUBT_SHARE 0.1
 #define TSR_PZ_REASM_CHAINS 4
+#define TSR_PZ_GROUPS 4
+#define TSR_PZ_ROUNDS 16
+#define TSR_PZ_ROUND_ITERS 3
+#define TSR_PZ_ROUND_IDLE 2
 static const float tsr__pz_reasm_tau[TSR_PZ_REASM_CHAINS - 2] = {2.0f, 1.5f};
 static const int tsr__pz_reasm_partners[TSR_PZ_REASM_CHAINS - 2] = {4, 2};
 
@@ -1177,6 +1182,8 @@ struct tsr__pz_starts {
     int repair, turn;
     int lns;                  /* > 0: slots hold the best start, each a chain of this many iterations */
     int reasm;                /* chains 2 and on start from block reassemblies of it */
+    int round;                /* the chains' round (with the slot, seeds their generators) */
+    const int *map;           /* with lns: the k-th job runs in slot map[k] (slot g x 4 + c: group g, chain c) */
     const int *seeds;
     int *piece;               /* per start: n cells */
     unsigned char *rot;
@@ -1192,16 +1199,18 @@ static void tsr__pz_start_range(void *ctx, int b, int e)
 {
     struct tsr__pz_starts *j = ctx;
     size_t n = (size_t)j->pz->n;
-    for (int i = b; i < e; i++) {
+    for (int k = b; k < e; k++) {
+        int i = j->map ? j->map[k] : k;
         tsr__pz_work w;
         tsr_status s = tsr__pz_work_init(&w, j->pz);
         if (!s) {
             if (j->lns) {
+                int role = i % TSR_PZ_REASM_CHAINS;
                 j->score[i] = tsr__pz_objective(j->pz, w.cache, j->piece + n * i, j->rot + n * i);
-                if (j->reasm && i >= 2)   /* from a block reassembly of the best start */
-                    s = tsr__pz_reassemble(&w, tsr__pz_reasm_tau[i - 2], tsr__pz_reasm_partners[i - 2],
+                if (j->reasm && role >= 2)   /* from a block reassembly of the group's best */
+                    s = tsr__pz_reassemble(&w, tsr__pz_reasm_tau[role - 2], tsr__pz_reasm_partners[role - 2],
                                            j->piece + n * i, j->rot + n * i, &j->score[i]);
-                if (!s) s = tsr__pz_lns(&w, i, j->lns, j->piece + n * i, j->rot + n * i, &j->score[i]);
+                if (!s) s = tsr__pz_lns(&w, i + 64 * j->round, j->lns, j->piece + n * i, j->rot + n * i, &j->score[i]);
             } else {
                 s = tsr__pz_start(&w, j->repair, j->seeds[i], j->turn, j->piece + n * i, j->rot + n * i, &j->score[i],
                                   j->progress, j->pctx);
@@ -1234,14 +1243,15 @@ tsr_status tsr__pz_place(const tsr__pz *pz, int repair, int threads, int *piece,
         seeds[2 * i + 1] = tsr__pz_turn(seeds[i], 1);
     }
     ns *= turns;
+    int slots = ns > TSR_PZ_REASM_CHAINS * TSR_PZ_GROUPS ? ns : TSR_PZ_REASM_CHAINS * TSR_PZ_GROUPS;
     memset(&j, 0, sizeof j);
     j.pz = pz, j.repair = repair, j.seeds = seeds;
     j.turn = pz->rotate && pz->rows != pz->cols && turns == 1;
-    j.piece = malloc(sizeof(int) * n * ns);
-    j.rot = malloc((size_t)n * ns);
-    j.score = malloc(sizeof(double) * ns);
-    j.status = malloc(sizeof(tsr_status) * ns);
-    j.msg = malloc(sizeof *j.msg * ns);
+    j.piece = malloc(sizeof(int) * n * slots);
+    j.rot = malloc((size_t)n * slots);
+    j.score = malloc(sizeof(double) * slots);
+    j.status = malloc(sizeof(tsr_status) * slots);
+    j.msg = malloc(sizeof *j.msg * slots);
     if (!j.piece || !j.rot || !j.score || !j.status || !j.msg) {
         s = tsr__fail(TSR_E_NOMEM, "puzzle: out of memory for placement");
         goto done;
@@ -1261,15 +1271,16 @@ tsr_status tsr__pz_place(const tsr__pz *pz, int repair, int threads, int *piece,
     /* the best start, searched further by the chains (each from it; ties: the lower chain) */
     j.lns = TSR_PZ_LNS_WORK / n < TSR_PZ_LNS_ITERS ? TSR_PZ_LNS_WORK / n : TSR_PZ_LNS_ITERS;
     if (repair && j.lns > 0 && n >= 4) {
-        int nc = ns < TSR_PZ_LNS_CHAINS ? ns : TSR_PZ_LNS_CHAINS;
-        /* A placement of which a sizeable share looks wrong: more chains of fewer iterations, two
-         * of them from block reassemblies, the lowest objective of all kept as before. Where the
-         * rolls run (the table of D, or few pieces), with as many starts' slots, and grids of
-         * aspect up to about 7:1 (the reassembly's scratch grid is (3 x longer side)^2 cells).
-         * On 2 threads the four chains take about the time of the two longer ones; on the H100
-         * host's threads they run at once. */
+        int nc = ns < TSR_PZ_LNS_CHAINS ? ns : TSR_PZ_LNS_CHAINS, rounds = 1, groups = 1;
+        int gbest[TSR_PZ_GROUPS], idle[TSR_PZ_GROUPS], map[TSR_PZ_GROUPS * TSR_PZ_REASM_CHAINS];
+        double before[TSR_PZ_GROUPS];
+        /* A placement of which a sizeable share looks wrong: groups of rounds of short chains,
+         * half of them from block reassemblies, the lowest objective of all kept as before.
+         * Where the rolls run (the table of D, or few pieces), with 4 starts or more, and grids
+         * of aspect up to about 7:1 (the reassembly's scratch grid is (3 x longer side)^2 cells).
+         * A round's 16 chains run side by side: on 16 threads at once, on 2 in 8 turns. */
         size_t side = 3 * (size_t)(pz->rows > pz->cols ? pz->rows : pz->cols) + 2;
-        if (ns >= TSR_PZ_REASM_CHAINS && (pz->dmat || n <= TSR_PZ_ROLL_PIECES) && side * side <= 64 * (size_t)n) {
+        if (ns >= 4 && (pz->dmat || n <= TSR_PZ_ROLL_PIECES) && side * side <= 64 * (size_t)n) {
             tsr__pz_work w;
             int good;
             if ((s = tsr__pz_work_init(&w, pz))) goto done;
@@ -1278,26 +1289,76 @@ tsr_status tsr__pz_place(const tsr__pz *pz, int repair, int threads, int *piece,
             tsr__pz_work_free(&w);
             if (n - good >= TSR_PZ_DOUBT_SHARE * n) {
                 j.reasm = 1;
-                nc = TSR_PZ_REASM_CHAINS;
-                j.lns = (j.lns + 2) / 3;
+                nc = TSR_PZ_REASM_CHAINS, groups = TSR_PZ_GROUPS, rounds = TSR_PZ_ROUNDS;
+                j.lns = TSR_PZ_ROUND_ITERS;
             }
         }
-        for (int i = 0; i < nc; i++) {
-            if (i == best) continue;
-            memcpy(j.piece + (size_t)n * i, j.piece + (size_t)n * best, sizeof(int) * n);
-            memcpy(j.rot + (size_t)n * i, j.rot + (size_t)n * best, (size_t)n);
+        /* group g's first placement: the g-th best start (ties: the lower seed), into its first
+         * slot; the starts' slots are free after this (the search only adds slots) */
+        {
+            int order[8], *tp = malloc(sizeof(int) * n * groups);
+            unsigned char *tr = malloc((size_t)n * groups);
+            if (!tp || !tr) {
+                free(tp), free(tr);
+                s = tsr__fail(TSR_E_NOMEM, "puzzle: out of memory for placement");
+                goto done;
+            }
+            for (int i = 0; i < ns; i++) order[i] = i;
+            for (int a = 1; a < ns; a++)
+                for (int b = a; b > 0 && j.score[order[b]] < j.score[order[b - 1]]; b--) {
+                    int t = order[b];
+                    order[b] = order[b - 1], order[b - 1] = t;
+                }
+            for (int g = 0; g < groups; g++) {
+                int from = order[g % ns];
+                memcpy(tp + (size_t)n * g, j.piece + (size_t)n * from, sizeof(int) * n);
+                memcpy(tr + (size_t)n * g, j.rot + (size_t)n * from, (size_t)n);
+                before[g] = j.score[from];
+            }
+            for (int g = 0; g < groups; g++) {
+                gbest[g] = g * TSR_PZ_REASM_CHAINS, idle[g] = 0;
+                memcpy(j.piece + (size_t)n * gbest[g], tp + (size_t)n * g, sizeof(int) * n);
+                memcpy(j.rot + (size_t)n * gbest[g], tr + (size_t)n * g, (size_t)n);
+                j.score[gbest[g]] = before[g];
+            }
+            free(tp), free(tr);
         }
         if (progress) progress(pctx, "searching", 0);
         j.progress = NULL;
-        tsr__parallel_for(nc, 1, threads, tsr__pz_start_range, &j);
-        best = 0;
-        for (int i = 0; i < nc; i++) {
-            if (j.status[i]) {
-                s = tsr__fail(j.status[i], "%s", j.msg[i]);
-                goto done;
+        for (j.round = 0; j.round < rounds; j.round++) {
+            int jobs = 0;
+            for (int g = 0; g < groups; g++) {   /* the group's chains start from its best */
+                if (idle[g] < 0) continue;
+                before[g] = j.score[gbest[g]];
+                for (int c = 0; c < nc; c++) {
+                    int i = g * TSR_PZ_REASM_CHAINS + c;
+                    map[jobs++] = i;
+                    if (i == gbest[g]) continue;
+                    memcpy(j.piece + (size_t)n * i, j.piece + (size_t)n * gbest[g], sizeof(int) * n);
+                    memcpy(j.rot + (size_t)n * i, j.rot + (size_t)n * gbest[g], (size_t)n);
+                }
             }
-            if (j.score[i] < j.score[best]) best = i;
+            if (!jobs) break;
+            j.map = map;
+            tsr__parallel_for(jobs, 1, threads, tsr__pz_start_range, &j);
+            j.map = NULL;
+            for (int q = 0; q < jobs; q++)
+                if (j.status[map[q]]) {
+                    s = tsr__fail(j.status[map[q]], "%s", j.msg[map[q]]);
+                    goto done;
+                }
+            for (int g = 0; g < groups; g++) {
+                if (idle[g] < 0) continue;
+                gbest[g] = g * TSR_PZ_REASM_CHAINS;
+                for (int c = 1; c < nc; c++)
+                    if (j.score[g * TSR_PZ_REASM_CHAINS + c] < j.score[gbest[g]]) gbest[g] = g * TSR_PZ_REASM_CHAINS + c;
+                if (j.score[gbest[g]] < before[g] - 1e-9) idle[g] = 0;
+                else if (++idle[g] >= TSR_PZ_ROUND_IDLE) idle[g] = -1;
+            }
         }
+        best = gbest[0];
+        for (int g = 1; g < groups; g++)
+            if (j.score[gbest[g]] < j.score[best]) best = gbest[g];
     }
     memcpy(piece, j.piece + (size_t)n * best, sizeof(int) * n);
     memcpy(rot, j.rot + (size_t)n * best, (size_t)n);

@@ -983,13 +983,13 @@ TEST(test_puzzle_refine_rolls)
         tsr__pz_cache *c;
         int piece[192], p2[192], keep[192];
         unsigned char r[192] = {0}, r2[192] = {0};
-        float *dm;
+        float *dm, *tm;
         tsr_exec ex = {TSR_BACKEND_CPU, NULL, NULL, 0};
         CHECK_OK(tsr__pz_features(&pz, &img, 12, 16, rot, 0));
         CHECK_OK(tsr__pz_lists(&pz, tsr__pz_topk_cpu, &ex));
-        dm = pz.dmat;
-        CHECK(dm != NULL);
-        if (notab) pz.dmat = NULL;
+        dm = pz.dmat, tm = pz.term;
+        CHECK(dm != NULL && tm != NULL);
+        if (notab) pz.dmat = NULL, pz.term = NULL;
         c = tsr__pz_cache_new(&pz);
         CHECK(c != NULL);
         for (int i = 0; i < 192; i++) piece[i] = keep[i] = i;
@@ -1007,7 +1007,42 @@ TEST(test_puzzle_refine_rolls)
             CHECK_MSG(piece[i] == i && r[i] == 0, "rotate %d, table %d: cell %d holds %d turned %d", rot, !notab, i,
                       piece[i], r[i]);
         tsr__pz_cache_free(c);
-        pz.dmat = dm;
+        pz.dmat = dm, pz.term = tm;
+        tsr__pz_free(&pz);
+    }
+    tsr_image_free(&img);
+}
+
+/* The shared table of terms holds what a thread's cache computes without it, bit for bit, for
+ * every pair and side, with and without rotation, on 1 and 3 threads. */
+TEST(test_puzzle_terms_table)
+{
+    tsr_image img = pz_synthetic(16 * 14, 12 * 14, 7);
+    for (int k = 0; k < 4; k++) {
+        int rot = k & 1, bad = 0;
+        tsr__pz pz;
+        tsr__pz_cache *c;
+        float *tm;
+        tsr_exec ex = {TSR_BACKEND_CPU, NULL, NULL, k < 2 ? 1 : 3};
+        CHECK_OK(tsr__pz_features(&pz, &img, 12, 16, rot, 0));
+        CHECK_OK(tsr__pz_lists(&pz, tsr__pz_topk_cpu, &ex));
+        tm = pz.term;
+        CHECK(tm != NULL && pz.dmat != NULL);
+        pz.term = NULL;
+        c = tsr__pz_cache_new(&pz);
+        CHECK(c != NULL);
+        for (int o1 = 0; c && tm && o1 < pz.m; o1++)
+            for (int d = 0; d < 4; d++)
+                for (int o2 = 0; o2 < pz.m; o2++) {
+                    float want = tsr__pz_term(c, o1, d, o2), got;
+                    pz.term = tm;
+                    got = tsr__pz_term(c, o1, d, o2);
+                    pz.term = NULL;
+                    bad += memcmp(&want, &got, sizeof got) != 0;
+                }
+        CHECK_MSG(bad == 0, "rotate %d: %d terms differ", rot, bad);
+        tsr__pz_cache_free(c);
+        pz.term = tm;
         tsr__pz_free(&pz);
     }
     tsr_image_free(&img);

@@ -613,6 +613,7 @@ void tsr__pz_free(tsr__pz *pz)
     free(pz->list);
     free(pz->lift);
     free(pz->dmat);
+    free(pz->term);
     memset(pz, 0, sizeof *pz);
 }
 
@@ -961,14 +962,14 @@ static tsr_status tsr__pz_lifts(tsr__pz *pz)
  * pz->dmat when it fits TSR_PZ_DMAT_BYTES, from either backend (the placement asks for many D
  * outside the lists: the deep field's spent a quarter of its time on their dot products, and
  * without the table each chain of the search fills a cache of its own). */
-tsr_status tsr__pz_lists(tsr__pz *pz, tsr__pz_topk_fn fn, const tsr_exec *ex)
+static tsr_status tsr__pz_lists_only(tsr__pz *pz, tsr__pz_topk_fn fn, const tsr_exec *ex)
 {
     int k = pz->k, st = 4 * k, rel = pz->rotate ? 1 : 2;
     size_t mm = (size_t)pz->m * pz->m;
     tsr_status s;
     if (k <= 0) return tsr__pz_lifts(pz);
-    free(pz->dmat);
-    pz->dmat = NULL;
+    free(pz->dmat), free(pz->term);
+    pz->dmat = pz->term = NULL;
     if (mm <= TSR_PZ_DMAT_BYTES / sizeof(float) / rel)
         pz->dmat = malloc(sizeof(float) * mm * rel);   /* without it, only slower */
     s = fn(pz->fr[0], pz->fl[0], pz->m, pz->dim, pz->rotate, k, pz->list + 1 * k, pz->list + 3 * k, st, ex, pz->dmat);
@@ -989,4 +990,11 @@ tsr_status tsr__pz_lists(tsr__pz *pz, tsr__pz_topk_fn fn, const tsr_exec *ex)
         }
     }
     return tsr__pz_lifts(pz);
+}
+
+/* Contract: see puzzle_core.h (the lists, lifts and table of D, then the table of terms). */
+tsr_status tsr__pz_lists(tsr__pz *pz, tsr__pz_topk_fn fn, const tsr_exec *ex)
+{
+    tsr_status s = tsr__pz_lists_only(pz, fn, ex);
+    return s ? s : tsr__pz_terms(pz, tsr__exec_threads(ex));
 }

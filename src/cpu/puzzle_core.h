@@ -55,6 +55,10 @@ typedef struct tsr__pz {
      * when they fit TSR_PZ_DMAT_BYTES; NULL otherwise (and after a GPU top-k, which keeps its
      * matrix on the device; its values are the same): tsr__pz_dis computes what it needs. */
     float *dmat;
+    /* With dmat: every objective term (tsr__pz_term's values, 2 x m x m, laid out as
+     * tsr__pz_edge's keys), built once by tsr__pz_lists for the placement's threads to share;
+     * NULL otherwise (terms are then computed and cached per thread). */
+    float *term;
 } tsr__pz;
 
 /* Largest all-pairs table of D kept (bytes): 432 pieces take 1.5 MB, 12 MB with rotation. */
@@ -205,6 +209,10 @@ void tsr__pz_cache_free(tsr__pz_cache *c);
 double tsr__pz_objective(const tsr__pz *pz, tsr__pz_cache *c, const int *piece, const unsigned char *rot);
 /* The objective's term of o2 on side d of o1 (normalised, capped). */
 float tsr__pz_term(tsr__pz_cache *c, int o1, int d, int o2);
+/* Fill pz->term from pz->dmat (no-op without it, or where the table would pass
+ * TSR_PZ_TERM_BYTES); threaded. */
+tsr_status tsr__pz_terms(tsr__pz *pz, int threads);
+#define TSR_PZ_TERM_BYTES ((size_t)64 << 20)
 /* Cells of a full placement all of whose sides inside the grid have objective terms below thr:
  * fills grid coordinates gy/gx and oriented tiles go, returns their count. */
 int tsr__pz_confident(const tsr__pz *pz, tsr__pz_cache *c, const int *piece, const unsigned char *rot, float thr,

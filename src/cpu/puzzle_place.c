@@ -438,7 +438,7 @@ static int tsr__pz_segment(const tsr__pz *pz, const int *piece, const unsigned c
 #define TSR_PZ_DOUBT_SHARE 0.1
 #define TSR_PZ_REASM_CHAINS 4
 #define TSR_PZ_GROUPS 4
-#define TSR_PZ_ROUNDS 16
+#define TSR_PZ_ROUNDS 6
 #define TSR_PZ_ROUND_ITERS 3
 #define TSR_PZ_ROUND_IDLE 2
 static const float tsr__pz_reasm_tau[TSR_PZ_REASM_CHAINS - 2] = {2.0f, 1.5f};

@@ -236,8 +236,8 @@ tsr_status tsr_puzzle_scramble(const tsr_image *src, tsr_image *dst, int rows, i
 
 /* ---------------------------------------------------------------- solve */
 
-/* Monotonic seconds (stage times for TSR_LOG). */
-static double tsr__pz_now(void)
+/* Contract: see puzzle_core.h. */
+double tsr__pz_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

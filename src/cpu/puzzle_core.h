@@ -196,6 +196,9 @@ static inline float tsr__pz_lookup_tab(const tsr__pz *pz, int o1, int d, int o2)
  * below a tiny positive. */
 float tsr__pz_second(const tsr__pz *pz, int o, int d);
 
+/* Monotonic seconds (stage times logged with TSR_LOG). */
+double tsr__pz_now(void);
+
 /* Greedy best-buddy placement; with 'repair', from several seeds (on up to 'threads' threads),
  * each repaired and refined, the lowest objective kept. out arrays have rows*cols entries. */
 tsr_status tsr__pz_place(const tsr__pz *pz, int repair, int threads, int *piece, unsigned char *rot, double *cost,

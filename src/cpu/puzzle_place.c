@@ -1237,6 +1237,7 @@ tsr_status tsr__pz_place(const tsr__pz *pz, int repair, int threads, int *piece,
     int turns = pz->rotate && pz->rows != pz->cols && want > 1 ? 2 : 1;
     struct tsr__pz_starts j;
     tsr_status s = TSR_OK;
+    double t0 = tsr__pz_now(), t1 = t0, t2 = t0;
     ns = tsr__pz_seeds(pz, want, seeds);
     for (int i = ns - 1; i >= 0 && turns == 2; i--) {
         seeds[2 * i] = seeds[i];
@@ -1268,6 +1269,7 @@ tsr_status tsr__pz_place(const tsr__pz *pz, int repair, int threads, int *piece,
         }
         if (j.score[i] < j.score[best]) best = i;   /* ties: the better seed */
     }
+    t1 = tsr__pz_now();
     /* the best start, searched further by the chains (each from it; ties: the lower chain) */
     j.lns = TSR_PZ_LNS_WORK / n < TSR_PZ_LNS_ITERS ? TSR_PZ_LNS_WORK / n : TSR_PZ_LNS_ITERS;
     if (repair && j.lns > 0 && n >= 4) {
@@ -1360,6 +1362,7 @@ tsr_status tsr__pz_place(const tsr__pz *pz, int repair, int threads, int *piece,
         for (int g = 1; g < groups; g++)
             if (j.score[gbest[g]] < j.score[best]) best = gbest[g];
     }
+    t2 = tsr__pz_now();
     memcpy(piece, j.piece + (size_t)n * best, sizeof(int) * n);
     memcpy(rot, j.rot + (size_t)n * best, (size_t)n);
     /* Last, rolls for the result (with rotation the chains' last ones may come before their
@@ -1383,6 +1386,9 @@ tsr_status tsr__pz_place(const tsr__pz *pz, int repair, int threads, int *piece,
         if (s) goto done;
     }
     *cost = tsr__pz_total(pz, piece, rot);
+    if (tsr__log_enabled())
+        fprintf(stderr, "tessera: puzzle: placement: %d starts %.1f ms, search %.1f ms (%d rounds), polish %.1f ms\n", ns,
+                (t1 - t0) * 1e3, (t2 - t1) * 1e3, j.round, (tsr__pz_now() - t2) * 1e3);
 done:
     free(j.piece), free(j.rot), free(j.score), free(j.status), free(j.msg);
     return s;

@@ -1325,10 +1325,10 @@ tsr_status tsr__pz_place(const tsr__pz *pz, int repair, int threads, int *piece,
             }
             free(tp), free(tr);
         }
-        if (progress) progress(pctx, "searching", 0);
         j.progress = NULL;
         for (j.round = 0; j.round < rounds; j.round++) {
             int jobs = 0;
+            if (progress) progress(pctx, "searching", (double)j.round / rounds);   /* the calling thread's */
             for (int g = 0; g < groups; g++) {   /* the group's chains start from its best */
                 if (idle[g] < 0) continue;
                 before[g] = j.score[gbest[g]];

@@ -625,10 +625,10 @@ TEST(test_puzzle_bench)
     const char *big = getenv("TSR_PUZZLE_BENCH_BIG");
     tsr_exec *ex = tsr_cuda_available() ? &pz_gpu : &pz_cpu;
     /* TSR_PUZZLE_BENCH_SCRAMBLES=3: each photo also scrambled with seeds 2000 and 3000 + index
-     * (up to 12: 4000 ... 12000 + index) */
+     * (up to 48: 4000 ... 48000 + index) */
     int nscr = getenv("TSR_PUZZLE_BENCH_SCRAMBLES") ? atoi(getenv("TSR_PUZZLE_BENCH_SCRAMBLES")) : 1;
     if (!getenv("TSR_PUZZLE_BENCH")) SKIP("benchmark (set TSR_PUZZLE_BENCH=1)");
-    nscr = nscr < 1 ? 1 : nscr > 12 ? 12 : nscr;
+    nscr = nscr < 1 ? 1 : nscr > 48 ? 48 : nscr;
     printf("\nbackend: %s, %d CPU threads\n", ex == &pz_gpu ? tsr_cuda_device_name() : "cpu", tsr_threads());
     printf("| image | pieces | rotate | direct | direct after shift | neighbor | by pixels: after shift / neighbor | solve s |\n");
     printf("|---|---|---|---|---|---|---|\n");

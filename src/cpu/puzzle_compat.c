@@ -922,7 +922,6 @@ tsr_status tsr__pz_topk_cpu(const float *X, const float *Y, int m, int dim, int 
     return TSR_OK;
 }
 
-
 /* Ascending order of floats (qsort). */
 static int tsr__pz_fcmp(const void *a, const void *b)
 {

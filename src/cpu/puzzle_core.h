@@ -51,9 +51,9 @@ typedef struct tsr__pz {
     tsr__pz_cand *list;        /* m x 4 x k: nearest oriented tiles on each side, ascending */
     float *lift;               /* m x 4: raises the side's best D to the median first-second gap */
     /* Every D of the left-right relation (m x m, row o1, column o2) and, without rotation, then
-     * of the top-bottom one, as the CPU top-k computed them (bit for bit tsr__pz_dot's), kept
-     * when they fit TSR_PZ_DMAT_BYTES; NULL otherwise (and after a GPU top-k, which keeps its
-     * matrix on the device; its values are the same): tsr__pz_dis computes what it needs. */
+     * of the top-bottom one, as the top-k computed them on either backend (bit for bit
+     * tsr__pz_dot's), kept when they fit TSR_PZ_DMAT_BYTES; NULL otherwise: tsr__pz_dis computes
+     * what it needs. */
     float *dmat;
     /* With dmat: every objective term (tsr__pz_term's values, 2 x m x m, laid out as
      * tsr__pz_edge's keys), built once by tsr__pz_lists for the placement's threads to share;

@@ -50,8 +50,9 @@ tsr__pz_cache *tsr__pz_cache_new(const tsr__pz *pz)
     }
     for (int o = 0; o < pz->m; o++)
         for (int d = 0; d < 4; d++) c->nrm[o * 4 + d] = sqrtf(tsr__pz_second(pz, o, d));
-    /* With pz->dmat a term costs a few loads (tsr__pz_lookup_tab, inlined) and a division, as
-     * fast as a cached one, so there is no cache: the 4 MB cache, faulted in again by each start
+    /* With pz->dmat a term is read from the shared table pz->term (tsr__pz_terms), or costs a
+     * few loads (tsr__pz_lookup_tab, inlined) and a division, as fast as a cached one, so there
+     * is no cache: the 4 MB cache, faulted in again by each start
      * (with TLB shootdowns when threads run), cost more than it saved (rotation, 432 pieces, 2
      * threads: a quarter less CPU time without it), and the table below, filled by each start,
      * saved nothing. Without pz->dmat: every pair of a puzzle of up to 1024 oriented tiles in a

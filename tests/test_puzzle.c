@@ -1048,6 +1048,61 @@ TEST(test_puzzle_terms_table)
     tsr_image_free(&img);
 }
 
+/* Records the furthest fraction reported for the search stage. */
+static void pz_search_progress(void *ctx, const char *stage, double f)
+{
+    double *far = ctx;
+    if (!strcmp(stage, "searching") && f > *far) *far = f;
+}
+
+/* A puzzle whose sides are mostly noise (dark, grainy: most cells look doubtful) takes the grouped
+ * rounds of the search (their progress passes 0); its answer is a valid placement and the same on
+ * 1, 2 and 3 threads, with and without rotation. Needs no photos. */
+TEST(test_puzzle_rounds_threads_same)
+{
+    tsr_image img;
+    unsigned st = 12345;
+    if (tsr_image_create(&img, 16 * 10, 12 * 10, 1, TSR_U8, TSR_HOST)) {
+        CHECK(0);
+        return;
+    }
+    for (int y = 0; y < img.height; y++)
+        for (int x = 0; x < img.width; x++) {
+            st = st * 1103515245u + 12345u;
+            ((unsigned char *)img.data)[(size_t)y * img.stride + x] =
+                (unsigned char)(12 + ((st >> 16) % 9) + ((x / 37 + y / 29) % 2) * 3);
+        }
+    for (int rot = 0; rot <= 1; rot++) {
+        tsr_image scr = {0};
+        tsr_puzzle_placement t = {0}, r[3] = {{0}};
+        double far[3] = {0, 0, 0};
+        tsr_puzzle_options o = {12, 16, rot, TSR_PUZZLE_GREEDY, 0, pz_search_progress, NULL};
+        CHECK_OK(tsr_puzzle_scramble(&img, &scr, 12, 16, rot, 9, &t));
+        for (int k = 0; k < 3; k++) {
+            tsr_exec ex = {TSR_BACKEND_CPU, NULL, NULL, k + 1};
+            o.progress_ctx = &far[k];
+            CHECK_OK(tsr_puzzle_solve(&scr, &o, &r[k], &ex));
+        }
+        CHECK_MSG(far[0] > 0, "rotate %d: the search did not run in rounds (progress %g)", rot, far[0]);
+        if (r[0].piece) {
+            unsigned char seen[192] = {0};
+            int dup = 0;
+            for (int i = 0; i < 192; i++) dup += r[0].piece[i] < 0 || r[0].piece[i] >= 192 || seen[r[0].piece[i]]++;
+            CHECK_MSG(dup == 0, "rotate %d: not a permutation", rot);
+        }
+        for (int k = 1; k < 3; k++)
+            if (r[0].piece && r[k].piece) {
+                CHECK_MSG(r[0].cost == r[k].cost, "rotate %d, %d threads: cost %.17g against %.17g", rot, k + 1,
+                          r[k].cost, r[0].cost);
+                CHECK(!memcmp(r[0].piece, r[k].piece, sizeof(int) * 192) && !memcmp(r[0].rotation, r[k].rotation, 192));
+            }
+        for (int k = 0; k < 3; k++) tsr_puzzle_placement_free(&r[k]);
+        tsr_puzzle_placement_free(&t);
+        tsr_image_free(&scr);
+    }
+    tsr_image_free(&img);
+}
+
 /* The placement (several seeds side by side) gives the same answer on 1 and on 2 threads. */
 TEST(test_puzzle_place_threads_same)
 {

@@ -1122,8 +1122,8 @@ static tsr_status tsr__pz_reassemble(tsr__pz_work *w, float tau, int partners, i
     hB = malloc(sizeof(int) * n), hk = malloc(sizeof(int) * n), hy = malloc(sizeof(int) * n);
     hx = malloc(sizeof(int) * n), hg = malloc(sizeof(double) * n), queue = w->p3;
     cellblk = malloc(sizeof(int) * n);
-    if (!cellblk || !b.py || !b.px || !b.po || !b.blk || !b.next || !b.head || !b.size || !b.bh || !b.bw || !b.gs || !b.go || !b.gs2 || !b.go2 ||
-        !b.hkey || !b.hs || !hB || !hk || !hy || !hx || !hg) {
+    if (!cellblk || !b.py || !b.px || !b.po || !b.blk || !b.next || !b.head || !b.size || !b.bh || !b.bw || !b.gs || !b.go ||
+        !b.gs2 || !b.go2 || !b.hkey || !b.hs || !hB || !hk || !hy || !hx || !hg) {
         s = tsr__fail(TSR_E_NOMEM, "puzzle: out of memory for placement");
         goto done;
     }
@@ -1173,7 +1173,8 @@ static tsr_status tsr__pz_reassemble(tsr__pz_work *w, float tau, int partners, i
     *score = tsr__pz_objective(pz, w->cache, piece, rot);
 done:
     free(b.py), free(b.px), free(b.po), free(b.blk), free(b.next), free(b.head), free(b.size), free(b.bh), free(b.bw);
-    free(b.gs), free(b.go), free(b.gs2), free(b.go2), free(b.hkey), free(b.hs), free(hB), free(hk), free(hy), free(hx), free(hg), free(cellblk);
+    free(b.gs), free(b.go), free(b.gs2), free(b.go2), free(b.hkey), free(b.hs);
+    free(hB), free(hk), free(hy), free(hx), free(hg), free(cellblk);
     return s;
 }
 
@@ -1351,9 +1352,10 @@ tsr_status tsr__pz_place(const tsr__pz *pz, int repair, int threads, int *piece,
                 }
             for (int g = 0; g < groups; g++) {
                 if (idle[g] < 0) continue;
-                gbest[g] = g * TSR_PZ_REASM_CHAINS;
+                int g0 = g * TSR_PZ_REASM_CHAINS;
+                gbest[g] = g0;
                 for (int c = 1; c < nc; c++)
-                    if (j.score[g * TSR_PZ_REASM_CHAINS + c] < j.score[gbest[g]]) gbest[g] = g * TSR_PZ_REASM_CHAINS + c;
+                    if (j.score[g0 + c] < j.score[gbest[g]]) gbest[g] = g0 + c;
                 if (j.score[gbest[g]] < before[g] - 1e-9) idle[g] = 0;
                 else if (++idle[g] >= TSR_PZ_ROUND_IDLE) idle[g] = -1;
             }
@@ -1387,8 +1389,8 @@ tsr_status tsr__pz_place(const tsr__pz *pz, int repair, int threads, int *piece,
     }
     *cost = tsr__pz_total(pz, piece, rot);
     if (tsr__log_enabled())
-        fprintf(stderr, "tessera: puzzle: placement: %d starts %.1f ms, search %.1f ms (%d rounds), polish %.1f ms\n", ns,
-                (t1 - t0) * 1e3, (t2 - t1) * 1e3, j.round, (tsr__pz_now() - t2) * 1e3);
+        fprintf(stderr, "tessera: puzzle: placement: %d starts %.1f ms, search %.1f ms (%d rounds), polish %.1f ms\n",
+                ns, (t1 - t0) * 1e3, (t2 - t1) * 1e3, j.round, (tsr__pz_now() - t2) * 1e3);
 done:
     free(j.piece), free(j.rot), free(j.score), free(j.status), free(j.msg);
     return s;

@@ -36,6 +36,23 @@ struct tsr__pz_cache {
     size_t mask;
 };
 
+/* Normalisers of the objective: per oriented tile and side, sqrt of its second-best D (nrm has
+ * m x 4 entries). */
+static void tsr__pz_norms(const tsr__pz *pz, float *nrm)
+{
+    for (int o = 0; o < pz->m; o++)
+        for (int d = 0; d < 4; d++) nrm[o * 4 + d] = sqrtf(tsr__pz_second(pz, o, d));
+}
+
+/* The objective's term from D of o2 on side d of o1 (d = 1 or 2): D over the geometric mean of
+ * the two sides' second-best D, capped. The one definition for the per-thread caches and the
+ * shared table, which must hold the same values. */
+static inline float tsr__pz_norm_term(float D, const float *nrm, int o1, int d, int o2)
+{
+    float v = D / (nrm[o1 * 4 + d] * nrm[o2 * 4 + ((d + 2) & 3)]);
+    return v < TSR_PZ_CAP ? v : TSR_PZ_CAP;   /* NaN too */
+}
+
 /* Contract: see puzzle_core.h. */
 tsr__pz_cache *tsr__pz_cache_new(const tsr__pz *pz)
 {
@@ -48,8 +65,7 @@ tsr__pz_cache *tsr__pz_cache_new(const tsr__pz *pz)
         free(c);
         return NULL;
     }
-    for (int o = 0; o < pz->m; o++)
-        for (int d = 0; d < 4; d++) c->nrm[o * 4 + d] = sqrtf(tsr__pz_second(pz, o, d));
+    tsr__pz_norms(pz, c->nrm);
     /* With pz->dmat a term is read from the shared table pz->term (tsr__pz_terms), or costs a
      * few loads (tsr__pz_lookup_tab, inlined) and a division, as fast as a cached one, so there
      * is no cache: the 4 MB cache, faulted in again by each start
@@ -101,9 +117,8 @@ static float tsr__pz_edge(tsr__pz_cache *c, int o1, int d, int o2)
         at = (size_t)(((key + 1) * 0x9E3779B97F4A7C15ull) >> 20) & c->mask;
         if (c->slot[at].key == key + 1) return c->slot[at].val;
     }
-    v = (c->pz->dmat ? tsr__pz_lookup_tab(c->pz, o1, d, o2) : tsr__pz_lookup(c->pz, o1, d, o2)) /
-        (c->nrm[o1 * 4 + d] * c->nrm[o2 * 4 + ((d + 2) & 3)]);
-    if (!(v < TSR_PZ_CAP)) v = TSR_PZ_CAP;
+    v = tsr__pz_norm_term(c->pz->dmat ? tsr__pz_lookup_tab(c->pz, o1, d, o2) : tsr__pz_lookup(c->pz, o1, d, o2),
+                          c->nrm, o1, d, o2);
     if (c->dense) {
         c->dense[key] = v;
     } else if (c->slot) {
@@ -122,7 +137,7 @@ struct tsr__pz_terms_job {
     float *term;
 };
 
-/* Rows o1 in [b, e) of both relations, each value as tsr__pz_edge computes it. */
+/* Rows o1 in [b, e) of both relations (tsr__pz_edge's keys). */
 static void tsr__pz_terms_range(void *ctx, int b, int e)
 {
     const struct tsr__pz_terms_job *j = ctx;
@@ -132,10 +147,8 @@ static void tsr__pz_terms_range(void *ctx, int b, int e)
         for (int r = 0; r < 2; r++) {
             int d = r ? 2 : 1;
             float *row = j->term + ((size_t)o1 * 2 + (size_t)r) * m;
-            for (int o2 = 0; o2 < (int)m; o2++) {
-                float v = tsr__pz_lookup_tab(pz, o1, d, o2) / (j->nrm[o1 * 4 + d] * j->nrm[o2 * 4 + ((d + 2) & 3)]);
-                row[o2] = v < TSR_PZ_CAP ? v : TSR_PZ_CAP;
-            }
+            for (int o2 = 0; o2 < (int)m; o2++)
+                row[o2] = tsr__pz_norm_term(tsr__pz_lookup_tab(pz, o1, d, o2), j->nrm, o1, d, o2);
         }
 }
 
@@ -157,8 +170,7 @@ tsr_status tsr__pz_terms(tsr__pz *pz, int threads)
         pz->term = NULL;
         return TSR_OK;
     }
-    for (size_t o = 0; o < m; o++)
-        for (int d = 0; d < 4; d++) nrm[o * 4 + d] = sqrtf(tsr__pz_second(pz, (int)o, d));
+    tsr__pz_norms(pz, nrm);
     j.pz = pz, j.nrm = nrm, j.term = pz->term;
     tsr__parallel_for((int)m, 16, threads, tsr__pz_terms_range, &j);
     free(nrm);

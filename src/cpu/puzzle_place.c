@@ -5,6 +5,7 @@
  * joined by best buddies and re-grows the rest around it while that lowers the total cost. */
 #include "puzzle_core.h"
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -1181,16 +1182,14 @@ done:
 struct tsr__pz_starts {
     const tsr__pz *pz;
     int repair, turn;
-    int lns;                  /* > 0: slots hold the best start, each a chain of this many iterations */
-    int reasm;                /* chains 2 and on start from block reassemblies of it */
-    int round;                /* the chains' round (with the slot, seeds their generators) */
-    const int *map;           /* with lns: the k-th job runs in slot map[k] (slot g x 4 + c: group g, chain c) */
+    int lns;                  /* iterations of each chain of the search */
+    int reasm;                /* chains 2 and on start from block reassemblies of their group's best */
     const int *seeds;
-    int *piece;               /* per start: n cells */
+    int *piece;               /* per start, later per chain (slot g x 4 + c: group g, chain c): n cells */
     unsigned char *rot;
     double *score;
     tsr_status *status;
-    char (*msg)[256];         /* a failed start's message (errors are per thread) */
+    char (*msg)[256];         /* a failed start's or chain's message (errors are per thread) */
     void (*progress)(void *, const char *, double);
     void *pctx;
 };
@@ -1200,27 +1199,136 @@ static void tsr__pz_start_range(void *ctx, int b, int e)
 {
     struct tsr__pz_starts *j = ctx;
     size_t n = (size_t)j->pz->n;
-    for (int k = b; k < e; k++) {
-        int i = j->map ? j->map[k] : k;
+    for (int i = b; i < e; i++) {
         tsr__pz_work w;
         tsr_status s = tsr__pz_work_init(&w, j->pz);
         if (!s) {
-            if (j->lns) {
-                int role = i % TSR_PZ_REASM_CHAINS;
-                j->score[i] = tsr__pz_objective(j->pz, w.cache, j->piece + n * i, j->rot + n * i);
-                if (j->reasm && role >= 2)   /* from a block reassembly of the group's best */
-                    s = tsr__pz_reassemble(&w, tsr__pz_reasm_tau[role - 2], tsr__pz_reasm_partners[role - 2],
-                                           j->piece + n * i, j->rot + n * i, &j->score[i]);
-                if (!s) s = tsr__pz_lns(&w, i + 64 * j->round, j->lns, j->piece + n * i, j->rot + n * i, &j->score[i]);
-            } else {
-                s = tsr__pz_start(&w, j->repair, j->seeds[i], j->turn, j->piece + n * i, j->rot + n * i, &j->score[i],
-                                  j->progress, j->pctx);
-            }
+            s = tsr__pz_start(&w, j->repair, j->seeds[i], j->turn, j->piece + n * i, j->rot + n * i, &j->score[i],
+                              j->progress, j->pctx);
             tsr__pz_work_free(&w);
         }
         j->status[i] = s;
         if (s) snprintf(j->msg[i], sizeof j->msg[i], "%s", tsr_last_error());
     }
+}
+
+/* One chain of the search in slot i, in its group's round 'round' (with the slot, it seeds the
+ * chain's generator): from the slot's placement, or from a block reassembly of it for chains 2
+ * and on of a group with reassemblies; result, status and message in the slot. */
+static void tsr__pz_chain(struct tsr__pz_starts *j, int i, int round)
+{
+    size_t n = (size_t)j->pz->n;
+    int role = i % TSR_PZ_REASM_CHAINS;
+    tsr__pz_work w;
+    tsr_status s = tsr__pz_work_init(&w, j->pz);
+    if (!s) {
+        j->score[i] = tsr__pz_objective(j->pz, w.cache, j->piece + n * i, j->rot + n * i);
+        if (j->reasm && role >= 2)
+            s = tsr__pz_reassemble(&w, tsr__pz_reasm_tau[role - 2], tsr__pz_reasm_partners[role - 2], j->piece + n * i,
+                                   j->rot + n * i, &j->score[i]);
+        if (!s) s = tsr__pz_lns(&w, i + 64 * round, j->lns, j->piece + n * i, j->rot + n * i, &j->score[i]);
+        tsr__pz_work_free(&w);
+    }
+    j->status[i] = s;
+    if (s) snprintf(j->msg[i], sizeof j->msg[i], "%s", tsr_last_error());
+}
+
+/* The search's groups, each in rounds of nc chains from its best so far. A group's next round
+ * starts as soon as its own chains are done: the groups are independent, so the answer is the
+ * one rounds in lock-step would give (and the same on any thread count), but no group waits for
+ * another's slowest chain. Guarded by 'lock'; workers sleep on 'wake'. */
+typedef struct {
+    struct tsr__pz_starts *j;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    pthread_t caller;         /* progress is reported from the calling thread only */
+    int groups, nc, rounds, live, ended;
+    int round[TSR_PZ_GROUPS], handed[TSR_PZ_GROUPS], running[TSR_PZ_GROUPS];
+    int idle[TSR_PZ_GROUPS];  /* rounds in a row without a lower objective; -1: the group has stopped */
+    int gbest[TSR_PZ_GROUPS];
+    double before[TSR_PZ_GROUPS];
+    tsr_status status;        /* the first chain's failure: no further chains are handed out */
+    char msg[256];
+    void (*progress)(void *, const char *, double);
+    void *pctx;
+} tsr__pz_sched;
+
+/* Start group g's next round: each of its slots but its best gets a copy of its best. */
+static void tsr__pz_round_begin(tsr__pz_sched *q, int g)
+{
+    struct tsr__pz_starts *j = q->j;
+    size_t n = (size_t)j->pz->n;
+    q->before[g] = j->score[q->gbest[g]];
+    for (int c = 0; c < q->nc; c++) {
+        int i = g * TSR_PZ_REASM_CHAINS + c;
+        if (i == q->gbest[g]) continue;
+        memcpy(j->piece + n * i, j->piece + n * q->gbest[g], sizeof(int) * n);
+        memcpy(j->rot + n * i, j->rot + n * q->gbest[g], n);
+    }
+    q->handed[g] = 0, q->running[g] = 0;
+}
+
+/* Group g's round is over (all its chains handed out and done): its best, and whether it goes
+ * on (a lower objective within TSR_PZ_ROUND_IDLE rounds, rounds left, no failure). */
+static void tsr__pz_round_end(tsr__pz_sched *q, int g)
+{
+    const double *score = q->j->score;
+    int g0 = g * TSR_PZ_REASM_CHAINS, go_on;
+    q->gbest[g] = g0;
+    for (int c = 1; c < q->nc; c++)
+        if (score[g0 + c] < score[q->gbest[g]]) q->gbest[g] = g0 + c;
+    if (score[q->gbest[g]] < q->before[g] - 1e-9) q->idle[g] = 0;
+    else q->idle[g]++;
+    q->ended++;
+    go_on = !q->status && q->idle[g] < TSR_PZ_ROUND_IDLE && ++q->round[g] < q->rounds;
+    if (go_on) {
+        tsr__pz_round_begin(q, g);
+    } else {
+        q->idle[g] = -1;
+        q->live--;
+    }
+}
+
+/* A worker: takes the next chain of any group with chains left to hand out, runs it, and ends
+ * its group's round when it was the last; sleeps while every chain is out; returns when every
+ * group has stopped. The range is ignored (the pool may run it once or on several threads). */
+static void tsr__pz_sched_run(void *ctx, int b, int e)
+{
+    tsr__pz_sched *q = ctx;
+    (void)b, (void)e;
+    pthread_mutex_lock(&q->lock);
+    while (q->live > 0) {
+        int g = -1;
+        for (int k = 0; k < q->groups && g < 0; k++)
+            if (q->idle[k] >= 0 && q->handed[k] < q->nc && !q->status) g = k;
+        if (g < 0) {
+            pthread_cond_wait(&q->wake, &q->lock);
+            continue;
+        }
+        int i = g * TSR_PZ_REASM_CHAINS + q->handed[g]++, round = q->round[g];
+        q->running[g]++;
+        pthread_mutex_unlock(&q->lock);
+        tsr__pz_chain(q->j, i, round);
+        pthread_mutex_lock(&q->lock);
+        q->running[g]--;
+        if (q->j->status[i] && !q->status) {   /* stop handing out; groups end as their chains return */
+            q->status = q->j->status[i];
+            snprintf(q->msg, sizeof q->msg, "%s", q->j->msg[i]);
+            for (int k = 0; k < q->groups; k++)
+                if (q->idle[k] >= 0) q->handed[k] = q->nc;
+            for (int k = 0; k < q->groups; k++)
+                if (q->idle[k] >= 0 && k != g && !q->running[k]) tsr__pz_round_end(q, k);
+        }
+        if (q->handed[g] == q->nc && !q->running[g]) tsr__pz_round_end(q, g);
+        pthread_cond_broadcast(&q->wake);
+        if (q->progress && pthread_equal(pthread_self(), q->caller)) {
+            double f = (double)q->ended / (q->groups * q->rounds);
+            pthread_mutex_unlock(&q->lock);
+            q->progress(q->pctx, "searching", f);
+            pthread_mutex_lock(&q->lock);
+        }
+    }
+    pthread_mutex_unlock(&q->lock);
 }
 
 /* Contract: pz has features and lists; writes a complete placement (permutation) of rows x cols
@@ -1231,7 +1339,7 @@ static void tsr__pz_start_range(void *ctx, int b, int e)
 tsr_status tsr__pz_place(const tsr__pz *pz, int repair, int threads, int *piece, unsigned char *rot, double *cost,
                          void (*progress)(void *, const char *, double), void *pctx)
 {
-    int n = pz->n, seeds[8], want = !repair ? 1 : pz->m <= 1000 ? 4 : pz->m <= 4000 ? 2 : 1, ns, best = 0;
+    int rounds_run = 0, n = pz->n, seeds[8], want = !repair ? 1 : pz->m <= 1000 ? 4 : pz->m <= 4000 ? 2 : 1, ns, best = 0;
     /* rotation on a non-square grid: several starts try each seed in both layouts (the choice
      * right after growing was wrong on the bilinear cameraman, a 90-degree picture that cannot
      * fit); a single start chooses after growing */
@@ -1275,7 +1383,7 @@ tsr_status tsr__pz_place(const tsr__pz *pz, int repair, int threads, int *piece,
     j.lns = TSR_PZ_LNS_WORK / n < TSR_PZ_LNS_ITERS ? TSR_PZ_LNS_WORK / n : TSR_PZ_LNS_ITERS;
     if (repair && j.lns > 0 && n >= 4) {
         int nc = ns < TSR_PZ_LNS_CHAINS ? ns : TSR_PZ_LNS_CHAINS, rounds = 1, groups = 1;
-        int gbest[TSR_PZ_GROUPS], idle[TSR_PZ_GROUPS], map[TSR_PZ_GROUPS * TSR_PZ_REASM_CHAINS];
+        int gbest[TSR_PZ_GROUPS];
         double before[TSR_PZ_GROUPS];
         /* A placement of which a sizeable share looks wrong: groups of rounds of short chains,
          * half of them from block reassemblies, the lowest objective of all kept as before.
@@ -1319,7 +1427,7 @@ tsr_status tsr__pz_place(const tsr__pz *pz, int repair, int threads, int *piece,
                 before[g] = j.score[from];
             }
             for (int g = 0; g < groups; g++) {
-                gbest[g] = g * TSR_PZ_REASM_CHAINS, idle[g] = 0;
+                gbest[g] = g * TSR_PZ_REASM_CHAINS;
                 memcpy(j.piece + (size_t)n * gbest[g], tp + (size_t)n * g, sizeof(int) * n);
                 memcpy(j.rot + (size_t)n * gbest[g], tr + (size_t)n * g, (size_t)n);
                 j.score[gbest[g]] = before[g];
@@ -1327,42 +1435,32 @@ tsr_status tsr__pz_place(const tsr__pz *pz, int repair, int threads, int *piece,
             free(tp), free(tr);
         }
         j.progress = NULL;
-        for (j.round = 0; j.round < rounds; j.round++) {
-            int jobs = 0;
-            if (progress) progress(pctx, "searching", (double)j.round / rounds);   /* the calling thread's */
-            for (int g = 0; g < groups; g++) {   /* the group's chains start from its best */
-                if (idle[g] < 0) continue;
-                before[g] = j.score[gbest[g]];
-                for (int c = 0; c < nc; c++) {
-                    int i = g * TSR_PZ_REASM_CHAINS + c;
-                    map[jobs++] = i;
-                    if (i == gbest[g]) continue;
-                    memcpy(j.piece + (size_t)n * i, j.piece + (size_t)n * gbest[g], sizeof(int) * n);
-                    memcpy(j.rot + (size_t)n * i, j.rot + (size_t)n * gbest[g], (size_t)n);
-                }
-            }
-            if (!jobs) break;
-            j.map = map;
-            tsr__parallel_for(jobs, 1, threads, tsr__pz_start_range, &j);
-            j.map = NULL;
-            for (int q = 0; q < jobs; q++)
-                if (j.status[map[q]]) {
-                    s = tsr__fail(j.status[map[q]], "%s", j.msg[map[q]]);
-                    goto done;
-                }
+        if (progress) progress(pctx, "searching", 0);
+        {
+            tsr__pz_sched q;
+            memset(&q, 0, sizeof q);
+            q.j = &j, q.groups = groups, q.nc = nc, q.rounds = rounds, q.live = groups;
+            q.caller = pthread_self(), q.progress = progress, q.pctx = pctx;
+            pthread_mutex_init(&q.lock, NULL);
+            pthread_cond_init(&q.wake, NULL);
             for (int g = 0; g < groups; g++) {
-                if (idle[g] < 0) continue;
-                int g0 = g * TSR_PZ_REASM_CHAINS;
-                gbest[g] = g0;
-                for (int c = 1; c < nc; c++)
-                    if (j.score[g0 + c] < j.score[gbest[g]]) gbest[g] = g0 + c;
-                if (j.score[gbest[g]] < before[g] - 1e-9) idle[g] = 0;
-                else if (++idle[g] >= TSR_PZ_ROUND_IDLE) idle[g] = -1;
+                q.gbest[g] = gbest[g];
+                tsr__pz_round_begin(&q, g);
+            }
+            /* one worker per thread, at most one per chain that can run at once */
+            tsr__parallel_for(groups * nc, 1, threads < groups * nc ? threads : groups * nc, tsr__pz_sched_run, &q);
+            pthread_cond_destroy(&q.wake);
+            pthread_mutex_destroy(&q.lock);
+            if (q.status) {
+                s = tsr__fail(q.status, "%s", q.msg);
+                goto done;
+            }
+            best = q.gbest[0];
+            for (int g = 0; g < groups; g++) {
+                if (j.score[q.gbest[g]] < j.score[best]) best = q.gbest[g];
+                rounds_run = q.round[g] + (q.round[g] < rounds) > rounds_run ? q.round[g] + (q.round[g] < rounds) : rounds_run;
             }
         }
-        best = gbest[0];
-        for (int g = 1; g < groups; g++)
-            if (j.score[gbest[g]] < j.score[best]) best = gbest[g];
     }
     t2 = tsr__pz_now();
     memcpy(piece, j.piece + (size_t)n * best, sizeof(int) * n);
@@ -1390,7 +1488,7 @@ tsr_status tsr__pz_place(const tsr__pz *pz, int repair, int threads, int *piece,
     *cost = tsr__pz_total(pz, piece, rot);
     if (tsr__log_enabled())
         fprintf(stderr, "tessera: puzzle: placement: %d starts %.1f ms, search %.1f ms (%d rounds), polish %.1f ms\n",
-                ns, (t1 - t0) * 1e3, (t2 - t1) * 1e3, j.round, (tsr__pz_now() - t2) * 1e3);
+                ns, (t1 - t0) * 1e3, (t2 - t1) * 1e3, rounds_run, (tsr__pz_now() - t2) * 1e3);
 done:
     free(j.piece), free(j.rot), free(j.score), free(j.status), free(j.msg);
     return s;

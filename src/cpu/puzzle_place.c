@@ -920,6 +920,8 @@ typedef struct {
     int *bh, *bw;                    /* per block: its bounding box (the frame's origin at its corner) */
     int *gs, *go, stamp;             /* scratch grid: one block's cells where gs == stamp, tiles in go */
     int *gs2, *go2, stamp2, on2;     /* a second one: block on2 (or -1) in its own frame */
+    int **grid;                      /* per block of TSR_PZ_BLK_GRID cells or more (where memory allowed):
+                                      * its cells in its own frame, piece + 1 (0: none) */
     uint64_t *hkey;                  /* hypotheses seen in one search (open addressing), stamped */
     int *hs, hstamp, hbits;          /* at most half full: 2^hbits >= 2 x partners x border sides */
 } tsr__pz_blocks;
@@ -945,6 +947,23 @@ static void tsr__pz_blk_stamp(tsr__pz_blocks *b, int A)
     }
 }
 
+/* Blocks this large keep a grid of their own, so that a smaller block's proposals against them
+ * read it instead of stamping them on the second grid each time (the stamps were most of the
+ * reassembly's time: the large blocks are everyone's partners, and one block's proposals go to
+ * several of them in turn). */
+#define TSR_PZ_BLK_GRID 16
+
+/* (Re)build block A's own grid when it is large enough; without memory it has none (only slower). */
+static void tsr__pz_blk_grid(tsr__pz_blocks *b, int A)
+{
+    size_t cells = (size_t)b->S * b->S;
+    if (b->size[A] < TSR_PZ_BLK_GRID) return;
+    if (!b->grid[A]) b->grid[A] = calloc(cells, sizeof(int));
+    else memset(b->grid[A], 0, cells * sizeof(int));
+    if (!b->grid[A]) return;
+    for (int q = b->head[A]; q >= 0; q = b->next[q]) b->grid[A][(b->py[q] + b->M) * b->S + b->px[q] + b->M] = q + 1;
+}
+
 /* The gain of joining block B, turned k quarter turns and moved by (oy, ox), to block A (marked
  * on the grid): the sum over the sides where they touch of tau minus the objective's term, with
  * their count in *contacts; -INFINITY when they overlap or together would not fit the grid (in
@@ -966,17 +985,20 @@ static double tsr__pz_blk_gain(const tsr__pz *pz, tsr__pz_cache *cache, tsr__pz_
         x0 = cx < x0 ? cx : x0, x0 = ex < x0 ? ex : x0, x1 = cx > x1 ? cx : x1, x1 = ex > x1 ? ex : x1;
         if (!((y1 - y0 < pz->rows && x1 - x0 < pz->cols) || (pz->rotate && y1 - y0 < pz->cols && x1 - x0 < pz->rows)))
             return -INFINITY;
-        if (b->on2 != B) {
+        const int *own = b->grid[B];
+        if (!own && b->on2 != B) {
             b->stamp2++, b->on2 = B;
             for (int q = b->head[B]; q >= 0; q = b->next[q]) {
                 int i = (b->py[q] + M) * S + b->px[q] + M;
                 b->gs2[i] = b->stamp2, b->go2[i] = b->po[q];
             }
         }
+        /* B's tile at index i of its frame, or -1 */
+#define PZ_BT(i) (own ? (own[i] ? b->po[own[i] - 1] : -1) : b->gs2[i] == b->stamp2 ? b->go2[i] : -1)
         for (int q = b->head[A]; q >= 0; q = b->next[q]) {   /* overlap first, as below */
             int ty, tx;
             tsr__pz_turn_yx(ik, b->py[q] - oy, b->px[q] - ox, &ty, &tx);
-            if (ty + M >= 0 && ty + M < S && tx + M >= 0 && tx + M < S && b->gs2[(ty + M) * S + tx + M] == b->stamp2)
+            if (ty + M >= 0 && ty + M < S && tx + M >= 0 && tx + M < S && PZ_BT((ty + M) * S + tx + M) >= 0)
                 return -INFINITY;
         }
         for (int q = b->head[A]; q >= 0; q = b->next[q]) {
@@ -986,12 +1008,13 @@ static double tsr__pz_blk_gain(const tsr__pz *pz, tsr__pz_cache *cache, tsr__pz_
                 int vy, vx, ny, nx, ob;
                 tsr__pz_turn_yx(ik, tsr__pz_dy[e], tsr__pz_dx[e], &vy, &vx);
                 ny = ty + vy + M, nx = tx + vx + M;
-                if (ny < 0 || ny >= S || nx < 0 || nx >= S || b->gs2[ny * S + nx] != b->stamp2) continue;
-                ob = pz->rotate ? tsr__pz_turn(b->go2[ny * S + nx], k) : b->go2[ny * S + nx];
+                if (ny < 0 || ny >= S || nx < 0 || nx >= S || (ob = PZ_BT(ny * S + nx)) < 0) continue;
+                if (pz->rotate) ob = tsr__pz_turn(ob, k);
                 gain += tau - tsr__pz_term(cache, ob, (e + 2) & 3, b->po[q]);
                 cnt++;
             }
         }
+#undef PZ_BT
         *contacts = cnt;
         return gain;
     }
@@ -1030,7 +1053,6 @@ static double tsr__pz_blk_best(const tsr__pz *pz, tsr__pz_cache *cache, tsr__pz_
     double best = -INFINITY;
     int M = b->M, S = b->S;
     *hB = -1;
-    b->on2 = -1;   /* blocks may have changed since the last call */
     tsr__pz_blk_stamp(b, A);
     b->hstamp++;
     for (int q = b->head[A]; q >= 0; q = b->next[q])
@@ -1080,6 +1102,7 @@ static void tsr__pz_blk_join(const tsr__pz *pz, tsr__pz_blocks *b, int A, int B,
     }
     b->next[last] = b->head[A], b->head[A] = b->head[B], b->size[A] += b->size[B];
     b->head[B] = -1, b->size[B] = 0;
+    if (b->on2 == A || b->on2 == B) b->on2 = -1;   /* the second grid's block changed */
     for (int q = b->head[A]; q >= 0; q = b->next[q], first = 0) {
         if (first || b->py[q] < y0) y0 = b->py[q];
         if (first || b->px[q] < x0) x0 = b->px[q];
@@ -1088,6 +1111,10 @@ static void tsr__pz_blk_join(const tsr__pz *pz, tsr__pz_blocks *b, int A, int B,
     }
     for (int q = b->head[A]; q >= 0; q = b->next[q]) b->py[q] -= y0, b->px[q] -= x0;
     b->bh[A] = y1 - y0 + 1, b->bw[A] = x1 - x0 + 1;
+    if (!b->grid[A]) b->grid[A] = b->grid[B], b->grid[B] = NULL;   /* B's grid, if any, serves A */
+    free(b->grid[B]);
+    b->grid[B] = NULL;
+    tsr__pz_blk_grid(b, A);
 }
 
 /* Block reassembly of a placement (in place; *score its objective afterwards): the placement is
@@ -1111,6 +1138,7 @@ static tsr_status tsr__pz_reassemble(tsr__pz_work *w, float tau, int partners, i
     tsr__pz_blocks b;
     tsr_status s = TSR_OK;
     memset(&b, 0, sizeof b);
+    b.on2 = -1;
     b.M = R > C ? R : C, b.S = 3 * b.M + 2;
     /* a block of c cells has at most 2 c + 2 sides on its border */
     for (b.hbits = 10; (1ull << b.hbits) < 2ull * (unsigned)partners * (2ull * (unsigned)n + 2); b.hbits++) {}
@@ -1120,11 +1148,12 @@ static tsr_status tsr__pz_reassemble(tsr__pz_work *w, float tau, int partners, i
     b.gs = calloc((size_t)b.S * b.S, sizeof(int)), b.go = malloc(sizeof(int) * b.S * b.S);
     b.gs2 = calloc((size_t)b.S * b.S, sizeof(int)), b.go2 = malloc(sizeof(int) * b.S * b.S);
     b.hkey = malloc(sizeof(uint64_t) << b.hbits), b.hs = calloc((size_t)1 << b.hbits, sizeof(int));
+    b.grid = calloc((size_t)n, sizeof(int *));
     hB = malloc(sizeof(int) * n), hk = malloc(sizeof(int) * n), hy = malloc(sizeof(int) * n);
     hx = malloc(sizeof(int) * n), hg = malloc(sizeof(double) * n), queue = w->p3;
     cellblk = malloc(sizeof(int) * n);
     if (!cellblk || !b.py || !b.px || !b.po || !b.blk || !b.next || !b.head || !b.size || !b.bh || !b.bw || !b.gs || !b.go ||
-        !b.gs2 || !b.go2 || !b.hkey || !b.hs || !hB || !hk || !hy || !hx || !hg) {
+        !b.gs2 || !b.go2 || !b.hkey || !b.hs || !b.grid || !hB || !hk || !hy || !hx || !hg) {
         s = tsr__fail(TSR_E_NOMEM, "puzzle: out of memory for placement");
         goto done;
     }
@@ -1147,6 +1176,8 @@ static tsr_status tsr__pz_reassemble(tsr__pz_work *w, float tau, int partners, i
         b.size[A] = t, b.bh[A] = y1 - y0 + 1, b.bw[A] = x1 - x0 + 1;
     }
 #undef PZ_O
+    for (int A = 0; A < n; A++)
+        if (b.size[A]) tsr__pz_blk_grid(&b, A);
     for (int A = 0; A < n; A++)
         if (b.size[A]) hg[A] = tsr__pz_blk_best(pz, w->cache, &b, A, partners, tau, &hB[A], &hk[A], &hy[A], &hx[A]);
     for (;;) {   /* the best join first (ties: the lower block), then the blocks it concerns again */
@@ -1174,7 +1205,8 @@ static tsr_status tsr__pz_reassemble(tsr__pz_work *w, float tau, int partners, i
     *score = tsr__pz_objective(pz, w->cache, piece, rot);
 done:
     free(b.py), free(b.px), free(b.po), free(b.blk), free(b.next), free(b.head), free(b.size), free(b.bh), free(b.bw);
-    free(b.gs), free(b.go), free(b.gs2), free(b.go2), free(b.hkey), free(b.hs);
+    for (int i = 0; b.grid && i < n; i++) free(b.grid[i]);
+    free(b.gs), free(b.go), free(b.gs2), free(b.go2), free(b.hkey), free(b.hs), free(b.grid);
     free(hB), free(hk), free(hy), free(hx), free(hg), free(cellblk);
     return s;
 }

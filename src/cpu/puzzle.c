@@ -411,6 +411,7 @@ tsr_status tsr_puzzle_solve(const tsr_image *src, const tsr_puzzle_options *opt,
         t[2] = tsr__pz_now();
         if (!s) {
             tsr__pz_report(opt, "placing", 0);
+            pz.threads = tsr__exec_threads(&e);
             s = tsr__pz_place(&pz, !opt->no_repair, tsr__exec_threads(&e), p.piece, p.rotation, &p.cost, opt->progress, opt->progress_ctx);
             if (tsr__log_enabled())
                 fprintf(stderr, "tessera: puzzle: %d pieces: features %.1f ms, compatibilities %.1f ms, placement %.1f ms\n",

@@ -59,6 +59,10 @@ typedef struct tsr__pz {
      * tsr__pz_edge's keys), built once by tsr__pz_lists for the placement's threads to share;
      * NULL otherwise (terms are then computed and cached per thread). */
     float *term;
+    /* Threads the placement may use inside one start (set by the caller; 0 counts as 1): the
+     * greedy's scans of every unused tile, which dominate large puzzles' starts, split over
+     * them when not already inside a parallel loop. Results do not depend on it. */
+    int threads;
 } tsr__pz;
 
 /* Largest all-pairs table of D kept (bytes): 432 pieces take 1.5 MB, 12 MB with rotation. */

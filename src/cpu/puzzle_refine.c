@@ -100,17 +100,25 @@ void tsr__pz_cache_free(tsr__pz_cache *c)
  * capped. The search asks for the same pairs again and again, most outside the neighbour lists
  * (a dot product each without pz->dmat), so values are cached then; a cached value is the value
  * computed. */
-static float tsr__pz_edge(tsr__pz_cache *c, int o1, int d, int o2)
+static float tsr__pz_edge_slow(tsr__pz_cache *c, int o1, int d, int o2, uint64_t key);
+
+static inline float tsr__pz_edge(tsr__pz_cache *c, int o1, int d, int o2)
 {
     uint64_t key;
-    size_t at = 0;
-    float v;
     if (d == 0 || d == 3) {   /* one key per pair: o2 right of, or below, o1 */
         int t = o1;
         o1 = o2, o2 = t, d = (d + 2) & 3;
     }
     key = ((uint64_t)o1 * 2 + (d == 2)) * (uint64_t)c->pz->m + (uint64_t)o2;
-    if (c->pz->term) return c->pz->term[key];
+    if (c->pz->term) return c->pz->term[key];   /* the common case, inlined into the searches' loops */
+    return tsr__pz_edge_slow(c, o1, d, o2, key);
+}
+
+/* tsr__pz_edge without the table: o1, d, o2 as keyed (d 1 or 2). */
+static float tsr__pz_edge_slow(tsr__pz_cache *c, int o1, int d, int o2, uint64_t key)
+{
+    size_t at = 0;
+    float v;
     if (c->dense) {
         if (c->dense[key] == c->dense[key]) return c->dense[key];   /* not NaN: known */
     } else if (c->slot) {

@@ -216,6 +216,22 @@ void tsr__pz_cache_free(tsr__pz_cache *c);
 double tsr__pz_objective(const tsr__pz *pz, tsr__pz_cache *c, const int *piece, const unsigned char *rot);
 /* The objective's term of o2 on side d of o1 (normalised, capped). */
 float tsr__pz_term(tsr__pz_cache *c, int o1, int d, int o2);
+/* Index of the pair (o1, d, o2) in pz->term: each pair once, as o2 right of (d 1) or below (d 2)
+ * o1, the other two sides turned round. */
+static inline size_t tsr__pz_term_key(const tsr__pz *pz, int o1, int d, int o2)
+{
+    if (d == 0 || d == 3) {
+        int t = o1;
+        o1 = o2, o2 = t, d = (d + 2) & 3;
+    }
+    return ((size_t)o1 * 2 + (d == 2)) * (size_t)pz->m + (size_t)o2;
+}
+/* tsr__pz_term, with the table's lookup inlined into the caller's loop (the searches' hot
+ * paths); c is pz's cache. */
+static inline float tsr__pz_term_fast(const tsr__pz *pz, tsr__pz_cache *c, int o1, int d, int o2)
+{
+    return pz->term ? pz->term[tsr__pz_term_key(pz, o1, d, o2)] : tsr__pz_term(c, o1, d, o2);
+}
 /* Fill pz->term from pz->dmat (no-op without it, or where the table would pass
  * TSR_PZ_TERM_BYTES); threaded. */
 tsr_status tsr__pz_terms(tsr__pz *pz, int threads);

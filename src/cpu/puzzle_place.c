@@ -736,7 +736,7 @@ static int tsr__pz_group(tsr__pz_work *w, const int *piece, const unsigned char 
             int ny = y + tsr__pz_dy[d], nx = x + tsr__pz_dx[d], c2;
             if (ny < 0 || ny >= R || nx < 0 || nx >= C) continue;
             c2 = ny * C + nx;
-            if (comp[c2] < 0 && tsr__pz_term(w->cache, PZ_O(c), d, PZ_O(c2)) < TSR_PZ_LNS_SEGTERM) {
+            if (comp[c2] < 0 && tsr__pz_term_fast(pz, w->cache, PZ_O(c), d, PZ_O(c2)) < TSR_PZ_LNS_SEGTERM) {
                 comp[c2] = id;
                 queue[t++] = c2;
             }
@@ -1058,7 +1058,7 @@ static double tsr__pz_blk_gain(const tsr__pz *pz, tsr__pz_cache *cache, tsr__pz_
                 ny = ty + vy + M, nx = tx + vx + M;
                 if (ny < 0 || ny >= S || nx < 0 || nx >= S || (ob = PZ_BT(ny * S + nx)) < 0) continue;
                 if (pz->rotate) ob = tsr__pz_turn(ob, k);
-                gain += tau - tsr__pz_term(cache, ob, (e + 2) & 3, b->po[q]);
+                gain += tau - tsr__pz_term_fast(pz, cache, ob, (e + 2) & 3, b->po[q]);
                 cnt++;
             }
         }
@@ -1083,7 +1083,7 @@ static double tsr__pz_blk_gain(const tsr__pz *pz, tsr__pz_cache *cache, tsr__pz_
         for (int d = 0; d < 4; d++) {
             int ny = ty + tsr__pz_dy[d], nx = tx + tsr__pz_dx[d];
             if (ny < 0 || ny >= S || nx < 0 || nx >= S || b->gs[ny * S + nx] != b->stamp) continue;
-            gain += tau - tsr__pz_term(cache, oq, d, b->go[ny * S + nx]);
+            gain += tau - tsr__pz_term_fast(pz, cache, oq, d, b->go[ny * S + nx]);
             cnt++;
         }
     }

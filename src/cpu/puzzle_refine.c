@@ -104,13 +104,12 @@ static float tsr__pz_edge_slow(tsr__pz_cache *c, int o1, int d, int o2, uint64_t
 
 static inline float tsr__pz_edge(tsr__pz_cache *c, int o1, int d, int o2)
 {
-    uint64_t key;
-    if (d == 0 || d == 3) {   /* one key per pair: o2 right of, or below, o1 */
+    uint64_t key = tsr__pz_term_key(c->pz, o1, d, o2);
+    if (c->pz->term) return c->pz->term[key];   /* the common case, inlined into the searches' loops */
+    if (d == 0 || d == 3) {   /* as keyed: o2 right of, or below, o1 */
         int t = o1;
         o1 = o2, o2 = t, d = (d + 2) & 3;
     }
-    key = ((uint64_t)o1 * 2 + (d == 2)) * (uint64_t)c->pz->m + (uint64_t)o2;
-    if (c->pz->term) return c->pz->term[key];   /* the common case, inlined into the searches' loops */
     return tsr__pz_edge_slow(c, o1, d, o2, key);
 }
 

@@ -479,14 +479,17 @@ static int tsr__pz_segment(const tsr__pz *pz, const int *piece, const unsigned c
 /* Where the best start has at least TSR_PZ_DOUBT_SHARE of its cells with a side of objective term
  * TSR_PZ_KEEP or more (on the benchmark the deep field 67-83%, the cameraman 18-31%, the others
  * 0-6%), the neighbourhood search runs instead in TSR_PZ_GROUPS groups (TSR_PZ_GROUPS_ROT with
- * rotation), group g from the (g mod starts)-th best start, each in rounds of TSR_PZ_REASM_CHAINS chains of TSR_PZ_ROUND_ITERS iterations:
- * the first two from the group's best so far, each further one from a block reassembly of it
- * (tsr__pz_reassemble) with its own contact weight and listed partners per side. A group stops
- * after TSR_PZ_ROUND_IDLE rounds in a row without a lower objective, or TSR_PZ_ROUNDS rounds. */
+ * rotation), group g from the (g mod starts)-th best start, each in rounds of
+ * TSR_PZ_REASM_CHAINS chains of TSR_PZ_ROUND_ITERS iterations: the first two from the group's
+ * best so far, each further one from a block reassembly of it (tsr__pz_reassemble) with its own
+ * contact weight and listed partners per side. A group stops after TSR_PZ_ROUND_IDLE rounds in a
+ * row without a lower objective, or TSR_PZ_ROUNDS rounds. */
 #define TSR_PZ_DOUBT_SHARE 0.1
 #define TSR_PZ_REASM_CHAINS 4
-#define TSR_PZ_GROUPS 8
+#define TSR_PZ_GROUPS 12
 #define TSR_PZ_GROUPS_ROT 4
+/* a chain's generator is seeded by slot + 64 x round */
+_Static_assert(TSR_PZ_GROUPS * TSR_PZ_REASM_CHAINS <= 64, "chains' seeds would repeat");
 #define TSR_PZ_ROUNDS 6
 #define TSR_PZ_ROUND_ITERS 3
 #define TSR_PZ_ROUND_IDLE 2
@@ -1292,27 +1295,6 @@ static void tsr__pz_start_range(void *ctx, int b, int e)
     }
 }
 
-/* One chain of the search in slot i, in its group's round 'round' (with the slot, it seeds the
- * chain's generator): from the slot's placement, or from a block reassembly of it for chains 2
- * and on of a group with reassemblies; result, status and message in the slot. */
-static void tsr__pz_chain(struct tsr__pz_starts *j, int i, int round)
-{
-    size_t n = (size_t)j->pz->n;
-    int role = i % TSR_PZ_REASM_CHAINS;
-    tsr__pz_work w;
-    tsr_status s = tsr__pz_work_init(&w, j->pz);
-    if (!s) {
-        j->score[i] = tsr__pz_objective(j->pz, w.cache, j->piece + n * i, j->rot + n * i);
-        if (j->reasm && role >= 2)
-            s = tsr__pz_reassemble(&w, tsr__pz_reasm_tau[role - 2], tsr__pz_reasm_partners[role - 2], j->piece + n * i,
-                                   j->rot + n * i, &j->score[i]);
-        if (!s) s = tsr__pz_lns(&w, i + 64 * round, j->lns, j->piece + n * i, j->rot + n * i, &j->score[i]);
-        tsr__pz_work_free(&w);
-    }
-    j->status[i] = s;
-    if (s) snprintf(j->msg[i], sizeof j->msg[i], "%s", tsr_last_error());
-}
-
 /* The search's groups, each in rounds of nc chains from its best so far. A group's next round
  * starts as soon as its own chains are done: the groups are independent, so the answer is the
  * one rounds in lock-step would give (and the same on any thread count), but no group waits for
@@ -1331,7 +1313,109 @@ typedef struct {
     char msg[256];
     void (*progress)(void *, const char *, double);
     void *pctx;
+    /* Block reassemblies asked for so far (tsr__pz_reasm_cached): a reassembly is a function of
+     * its placement and chain, and groups of one start, or groups that reached the same
+     * placement, ask for the same ones (a quarter of them on the deep field; in the first round
+     * 8 groups of 4 starts ask for at most 8 distinct ones of 24). */
+    pthread_cond_t ready;     /* an entry's reassembly has finished */
+    int nre, capre;
+    struct tsr__pz_reasm_entry *re;
 } tsr__pz_sched;
+
+struct tsr__pz_reasm_entry {
+    uint64_t hash;
+    int role, done;           /* done: 0 being computed, 1 stored */
+    int *in, *out;            /* the placement asked for and its reassembly (pieces) */
+    unsigned char *rin, *rout;
+    double score;
+    tsr_status status;
+    char msg[256];
+};
+
+/* Block reassembly of slot i's placement for chain 'role' (tsr__pz_reassemble), computed once
+ * per distinct placement and chain: a thread that asks for one being computed waits for it
+ * (its result would be the same), so the answer does not depend on who computes it. Without
+ * memory for an entry it is computed here uncached. */
+static tsr_status tsr__pz_reasm_cached(tsr__pz_sched *q, tsr__pz_work *w, int i, int role)
+{
+    struct tsr__pz_starts *j = q->j;
+    size_t n = (size_t)j->pz->n;
+    int *piece = j->piece + n * i;
+    unsigned char *rot = j->rot + n * i;
+    uint64_t h = 1469598103934665603ull;   /* FNV-1a over the placement */
+    struct tsr__pz_reasm_entry *e = NULL;
+    tsr_status s;
+    for (size_t c = 0; c < n; c++) h = (h ^ (uint64_t)((unsigned)piece[c] * 4u + rot[c])) * 1099511628211ull;
+    pthread_mutex_lock(&q->lock);
+    for (int k = 0; k < q->nre && !e; k++) {
+        struct tsr__pz_reasm_entry *x = &q->re[k];
+        if (x->hash == h && x->role == role && !memcmp(x->in, piece, sizeof(int) * n) && !memcmp(x->rin, rot, n)) e = x;
+    }
+    if (e) {
+        while (!e->done) pthread_cond_wait(&q->ready, &q->lock);
+        if (!e->status) {
+            memcpy(piece, e->out, sizeof(int) * n);
+            memcpy(rot, e->rout, n);
+            j->score[i] = e->score;
+        } else {
+            tsr__fail(e->status, "%s", e->msg);
+        }
+        s = e->status;
+        pthread_mutex_unlock(&q->lock);
+        return s;
+    }
+    if (q->nre < q->capre) {
+        e = &q->re[q->nre];
+        e->in = malloc(sizeof(int) * n * 2), e->rin = malloc(n * 2);
+        if (e->in && e->rin) {
+            e->out = e->in + n, e->rout = e->rin + n;
+            e->hash = h, e->role = role, e->done = 0;
+            memcpy(e->in, piece, sizeof(int) * n);
+            memcpy(e->rin, rot, n);
+            q->nre++;
+        } else {
+            free(e->in), free(e->rin);
+            e = NULL;
+        }
+    }
+    pthread_mutex_unlock(&q->lock);
+    s = tsr__pz_reassemble(w, tsr__pz_reasm_tau[role - 2], tsr__pz_reasm_partners[role - 2], piece, rot, &j->score[i]);
+    if (e) {
+        pthread_mutex_lock(&q->lock);
+        e->status = s;
+        if (s) {
+            snprintf(e->msg, sizeof e->msg, "%s", tsr_last_error());
+        } else {
+            memcpy(e->out, piece, sizeof(int) * n);
+            memcpy(e->rout, rot, n);
+            e->score = j->score[i];
+        }
+        e->done = 1;
+        pthread_cond_broadcast(&q->ready);
+        pthread_mutex_unlock(&q->lock);
+    }
+    return s;
+}
+
+/* One chain of the search in slot i, in its group's round 'round' (with the slot, it seeds the
+ * chain's generator): from the slot's placement, or from a block reassembly of it for chains 2
+ * and on of a group with reassemblies; result, status and message in the slot. */
+static void tsr__pz_chain(tsr__pz_sched *q, int i, int round)
+{
+    struct tsr__pz_starts *j = q->j;
+    size_t n = (size_t)j->pz->n;
+    int role = i % TSR_PZ_REASM_CHAINS;
+    tsr__pz_work w;
+    tsr_status s = tsr__pz_work_init(&w, j->pz);
+    if (!s) {
+        j->score[i] = tsr__pz_objective(j->pz, w.cache, j->piece + n * i, j->rot + n * i);
+        if (j->reasm && role >= 2) s = tsr__pz_reasm_cached(q, &w, i, role);
+        if (!s) s = tsr__pz_lns(&w, i + 64 * round, j->lns, j->piece + n * i, j->rot + n * i, &j->score[i]);
+        tsr__pz_work_free(&w);
+    }
+    j->status[i] = s;
+    if (s) snprintf(j->msg[i], sizeof j->msg[i], "%s", tsr_last_error());
+}
 
 /* Start group g's next round: each of its slots but its best gets a copy of its best. */
 static void tsr__pz_round_begin(tsr__pz_sched *q, int g)
@@ -1408,7 +1492,7 @@ static void tsr__pz_sched_run(void *ctx, int b, int e)
         int i = g * TSR_PZ_REASM_CHAINS + c, round = q->round[g];
         q->running[g]++;
         pthread_mutex_unlock(&q->lock);
-        tsr__pz_chain(q->j, i, round);
+        tsr__pz_chain(q, i, round);
         pthread_mutex_lock(&q->lock);
         q->running[g]--;
         if (q->j->status[i] && !q->status) {   /* stop handing out; groups end as their chains return */
@@ -1500,8 +1584,9 @@ tsr_status tsr__pz_place(const tsr__pz *pz, int repair, int threads, int *piece,
             tsr__pz_work_free(&w);
             if (n - good >= TSR_PZ_DOUBT_SHARE * n) {
                 j.reasm = 1;
-                /* 8 groups of the 4 starts: the deep field (48 scrambles) 75.8% -> 79.1% neighbor with
-                 * known orientation; with rotation 4 and 8 gave the same (16 scrambles) */
+                /* 12 groups of the 4 starts: the deep field (48 scrambles) 75.8% (4 groups) -> 79.1%
+                 * (8) -> 81.9% neighbor with known orientation; with rotation 4 and 8 gave the same
+                 * (16 scrambles) */
                 nc = TSR_PZ_REASM_CHAINS, rounds = TSR_PZ_ROUNDS;
                 groups = pz->rotate ? TSR_PZ_GROUPS_ROT : TSR_PZ_GROUPS;
                 j.lns = TSR_PZ_ROUND_ITERS;
@@ -1546,12 +1631,21 @@ tsr_status tsr__pz_place(const tsr__pz *pz, int repair, int threads, int *piece,
             q.caller = pthread_self(), q.progress = progress, q.pctx = pctx;
             pthread_mutex_init(&q.lock, NULL);
             pthread_cond_init(&q.wake, NULL);
+            pthread_cond_init(&q.ready, NULL);
+            if (j.reasm) {   /* at most one entry per reassembly chain run */
+                q.capre = groups * (nc - 2) * rounds;
+                q.re = calloc((size_t)q.capre, sizeof *q.re);
+                if (!q.re) q.capre = 0;   /* uncached: only slower */
+            }
             for (int g = 0; g < groups; g++) {
                 q.gbest[g] = gbest[g];
                 tsr__pz_round_begin(&q, g);
             }
             /* one worker per thread, at most one per chain that can run at once */
             tsr__parallel_for(groups * nc, 1, threads < groups * nc ? threads : groups * nc, tsr__pz_sched_run, &q);
+            for (int k = 0; k < q.nre; k++) free(q.re[k].in), free(q.re[k].rin);
+            free(q.re);
+            pthread_cond_destroy(&q.ready);
             pthread_cond_destroy(&q.wake);
             pthread_mutex_destroy(&q.lock);
             if (q.status) {

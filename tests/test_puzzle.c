@@ -1055,6 +1055,27 @@ static void pz_search_progress(void *ctx, const char *stage, double f)
     if (!strcmp(stage, "searching") && f > *far) *far = f;
 }
 
+/* Solve scr with o on 1, 2 and 3 CPU threads (progress into far[k] when far is given): a valid
+ * placement (tsr_puzzle_placement_check) and the same one, cost included, on each. */
+static void pz_same_on_threads(const tsr_image *scr, tsr_puzzle_options o, double *far, const char *label)
+{
+    tsr_puzzle_placement r[3] = {{0}};
+    int n = o.rows * o.cols;
+    for (int k = 0; k < 3; k++) {
+        tsr_exec ex = {TSR_BACKEND_CPU, NULL, NULL, k + 1};
+        if (far) o.progress_ctx = &far[k];
+        CHECK_OK(tsr_puzzle_solve(scr, &o, &r[k], &ex));
+    }
+    if (r[0].piece) CHECK_MSG(tsr_puzzle_placement_check(&r[0]) == TSR_OK, "%s: %s", label, tsr_last_error());
+    for (int k = 1; k < 3; k++)
+        if (r[0].piece && r[k].piece) {
+            CHECK_MSG(r[0].cost == r[k].cost, "%s, %d threads: cost %.17g against %.17g", label, k + 1, r[k].cost,
+                      r[0].cost);
+            CHECK(!memcmp(r[0].piece, r[k].piece, sizeof(int) * n) && !memcmp(r[0].rotation, r[k].rotation, n));
+        }
+    for (int k = 0; k < 3; k++) tsr_puzzle_placement_free(&r[k]);
+}
+
 /* A puzzle whose sides are mostly noise (dark, grainy: most cells look doubtful) takes the grouped
  * rounds of the search (their progress passes 0); its answer is a valid placement and the same on
  * 1, 2 and 3 threads, with and without rotation. Needs no photos. */
@@ -1074,29 +1095,12 @@ TEST(test_puzzle_rounds_threads_same)
         }
     for (int rot = 0; rot <= 1; rot++) {
         tsr_image scr = {0};
-        tsr_puzzle_placement t = {0}, r[3] = {{0}};
+        tsr_puzzle_placement t = {0};
         double far[3] = {0, 0, 0};
         tsr_puzzle_options o = {12, 16, rot, TSR_PUZZLE_GREEDY, 0, pz_search_progress, NULL};
         CHECK_OK(tsr_puzzle_scramble(&img, &scr, 12, 16, rot, 9, &t));
-        for (int k = 0; k < 3; k++) {
-            tsr_exec ex = {TSR_BACKEND_CPU, NULL, NULL, k + 1};
-            o.progress_ctx = &far[k];
-            CHECK_OK(tsr_puzzle_solve(&scr, &o, &r[k], &ex));
-        }
+        pz_same_on_threads(&scr, o, far, rot ? "with rotation" : "known orientation");
         CHECK_MSG(far[0] > 0, "rotate %d: the search did not run in rounds (progress %g)", rot, far[0]);
-        if (r[0].piece) {
-            unsigned char seen[192] = {0};
-            int dup = 0;
-            for (int i = 0; i < 192; i++) dup += r[0].piece[i] < 0 || r[0].piece[i] >= 192 || seen[r[0].piece[i]]++;
-            CHECK_MSG(dup == 0, "rotate %d: not a permutation", rot);
-        }
-        for (int k = 1; k < 3; k++)
-            if (r[0].piece && r[k].piece) {
-                CHECK_MSG(r[0].cost == r[k].cost, "rotate %d, %d threads: cost %.17g against %.17g", rot, k + 1,
-                          r[k].cost, r[0].cost);
-                CHECK(!memcmp(r[0].piece, r[k].piece, sizeof(int) * 192) && !memcmp(r[0].rotation, r[k].rotation, 192));
-            }
-        for (int k = 0; k < 3; k++) tsr_puzzle_placement_free(&r[k]);
         tsr_puzzle_placement_free(&t);
         tsr_image_free(&scr);
     }
@@ -1111,7 +1115,7 @@ TEST(test_puzzle_rounds_threads_same)
 TEST(test_puzzle_scan_threads_same)
 {
     tsr_image img, scr = {0};
-    tsr_puzzle_placement t = {0}, r[3] = {{0}};
+    tsr_puzzle_placement t = {0};
     tsr_puzzle_options o = {32, 32, 1, TSR_PUZZLE_GREEDY, 0, NULL, NULL};
     unsigned st = 777;
     if (tsr_image_create(&img, 32 * 6, 32 * 6, 1, TSR_U8, TSR_HOST)) {
@@ -1125,23 +1129,7 @@ TEST(test_puzzle_scan_threads_same)
                 (unsigned char)(120 + ((y / 6) % 3 == 0 ? 0 : (st >> 16) % 3));
         }
     CHECK_OK(tsr_puzzle_scramble(&img, &scr, 32, 32, 1, 21, &t));
-    for (int k = 0; k < 3; k++) {
-        tsr_exec ex = {TSR_BACKEND_CPU, NULL, NULL, k + 1};
-        CHECK_OK(tsr_puzzle_solve(&scr, &o, &r[k], &ex));
-    }
-    if (r[0].piece) {
-        static unsigned char seen[1024];
-        int dup = 0;
-        memset(seen, 0, sizeof seen);
-        for (int i = 0; i < 1024; i++) dup += r[0].piece[i] < 0 || r[0].piece[i] >= 1024 || seen[r[0].piece[i]]++;
-        CHECK_MSG(dup == 0, "not a permutation");
-    }
-    for (int k = 1; k < 3; k++)
-        if (r[0].piece && r[k].piece) {
-            CHECK_MSG(r[0].cost == r[k].cost, "%d threads: cost %.17g against %.17g", k + 1, r[k].cost, r[0].cost);
-            CHECK(!memcmp(r[0].piece, r[k].piece, sizeof(int) * 1024) && !memcmp(r[0].rotation, r[k].rotation, 1024));
-        }
-    for (int k = 0; k < 3; k++) tsr_puzzle_placement_free(&r[k]);
+    pz_same_on_threads(&scr, o, NULL, "1024 pieces with rotation");
     tsr_puzzle_placement_free(&t);
     tsr_image_free(&scr);
     tsr_image_free(&img);

@@ -1408,8 +1408,10 @@ static void tsr__pz_chain(tsr__pz_sched *q, int i, int round)
     tsr__pz_work w;
     tsr_status s = tsr__pz_work_init(&w, j->pz);
     if (!s) {
-        j->score[i] = tsr__pz_objective(j->pz, w.cache, j->piece + n * i, j->rot + n * i);
-        if (j->reasm && role >= 2) s = tsr__pz_reasm_cached(q, &w, i, role);
+        if (j->reasm && role >= 2)   /* sets the slot's score */
+            s = tsr__pz_reasm_cached(q, &w, i, role);
+        else
+            j->score[i] = tsr__pz_objective(j->pz, w.cache, j->piece + n * i, j->rot + n * i);
         if (!s) s = tsr__pz_lns(&w, i + 64 * round, j->lns, j->piece + n * i, j->rot + n * i, &j->score[i]);
         tsr__pz_work_free(&w);
     }
@@ -1567,13 +1569,12 @@ tsr_status tsr__pz_place(const tsr__pz *pz, int repair, int threads, int *piece,
     j.lns = TSR_PZ_LNS_WORK / n < TSR_PZ_LNS_ITERS ? TSR_PZ_LNS_WORK / n : TSR_PZ_LNS_ITERS;
     if (repair && j.lns > 0 && n >= 4) {
         int nc = ns < TSR_PZ_LNS_CHAINS ? ns : TSR_PZ_LNS_CHAINS, rounds = 1, groups = 1;
-        int gbest[TSR_PZ_GROUPS];
         double before[TSR_PZ_GROUPS];
         /* A placement of which a sizeable share looks wrong: groups of rounds of short chains,
          * half of them from block reassemblies, the lowest objective of all kept as before.
          * Where the rolls run (the table of D, or few pieces), with 4 starts or more, and grids
          * of aspect up to about 7:1 (the reassembly's scratch grid is (3 x longer side)^2 cells).
-         * A round's 16 chains run side by side: on 16 threads at once, on 2 in 8 turns. */
+         * The chains of all groups share the threads (tsr__pz_sched_run). */
         size_t side = 3 * (size_t)(pz->rows > pz->cols ? pz->rows : pz->cols) + 2;
         if (ns >= 4 && (pz->dmat || n <= TSR_PZ_ROLL_PIECES) && side * side <= 64 * (size_t)n) {
             tsr__pz_work w;
@@ -1592,8 +1593,8 @@ tsr_status tsr__pz_place(const tsr__pz *pz, int repair, int threads, int *piece,
                 j.lns = TSR_PZ_ROUND_ITERS;
             }
         }
-        /* group g's first placement: the g-th best start (ties: the lower seed), into its first
-         * slot; the starts' slots are free after this (the search only adds slots) */
+        /* group g's first placement: the (g mod starts)-th best start (ties: the lower seed), into
+         * its first slot; the starts' slots are free after this (the search only adds slots) */
         {
             int order[8], *tp = malloc(sizeof(int) * n * groups);
             unsigned char *tr = malloc((size_t)n * groups);
@@ -1615,10 +1616,10 @@ tsr_status tsr__pz_place(const tsr__pz *pz, int repair, int threads, int *piece,
                 before[g] = j.score[from];
             }
             for (int g = 0; g < groups; g++) {
-                gbest[g] = g * TSR_PZ_REASM_CHAINS;
-                memcpy(j.piece + (size_t)n * gbest[g], tp + (size_t)n * g, sizeof(int) * n);
-                memcpy(j.rot + (size_t)n * gbest[g], tr + (size_t)n * g, (size_t)n);
-                j.score[gbest[g]] = before[g];
+                size_t at = (size_t)g * TSR_PZ_REASM_CHAINS;
+                memcpy(j.piece + n * at, tp + (size_t)n * g, sizeof(int) * n);
+                memcpy(j.rot + n * at, tr + (size_t)n * g, (size_t)n);
+                j.score[at] = before[g];
             }
             free(tp), free(tr);
         }
@@ -1638,7 +1639,7 @@ tsr_status tsr__pz_place(const tsr__pz *pz, int repair, int threads, int *piece,
                 if (!q.re) q.capre = 0;   /* uncached: only slower */
             }
             for (int g = 0; g < groups; g++) {
-                q.gbest[g] = gbest[g];
+                q.gbest[g] = g * TSR_PZ_REASM_CHAINS;
                 tsr__pz_round_begin(&q, g);
             }
             /* one worker per thread, at most one per chain that can run at once */
@@ -1654,8 +1655,10 @@ tsr_status tsr__pz_place(const tsr__pz *pz, int repair, int threads, int *piece,
             }
             best = q.gbest[0];
             for (int g = 0; g < groups; g++) {
+                /* round[g] counts the rounds after which it went on; the last ran too unless the limit ended it */
+                int ran = q.round[g] + (q.round[g] < rounds);
                 if (j.score[q.gbest[g]] < j.score[best]) best = q.gbest[g];
-                rounds_run = q.round[g] + (q.round[g] < rounds) > rounds_run ? q.round[g] + (q.round[g] < rounds) : rounds_run;
+                if (ran > rounds_run) rounds_run = ran;
             }
         }
     }

@@ -261,25 +261,75 @@ __attribute__((target("avx2"))) static void tsr__pz_lag_range_avx2(void *ctx, in
 #endif
 static void tsr__pz_lag_range(void *ctx, int b, int e) { tsr__pz_lag_body(ctx, b, e); }
 
-/* Inverse of a symmetric positive definite N x N matrix by Cholesky, S = L L': S^-1 = L^-T L^-1.
- * 'inv' gets S^-1 and 'inv_lead' (when not NULL) the inverse of S's leading h x h block, which
- * comes from the same factor (L's leading block is that block's factor). Returns 0 when S is not
- * positive definite or memory runs out. */
-static inline __attribute__((always_inline)) int tsr__pz_spd_body(const double *S, int N, double *inv, int h,
-                                                                 double *inv_lead)
+/* Inverse of a symmetric positive definite N x N matrix by Cholesky, S = L L': S^-1 = L^-T L^-1,
+ * with W = L^-1. The two products after the factorisation run on threads, each output entry
+ * summed in the order of the one-thread loops (the same bits on any thread count). */
+struct tsr__pz_spd_job {
+    const double *L;
+    double *W, *out;
+    int N, n2;
+};
+
+/* Columns of W = L^-1 in blocks of TSR_PZ_SPD_COLS: row i = -(sum_j<i L[i][j] W[j]) / L[i][i]
+ * restricted to the block's columns (W lower triangular, zeroed beforehand). */
+#define TSR_PZ_SPD_COLS 16
+static inline __attribute__((always_inline)) void tsr__pz_linv_body(void *ctx, int b, int e)
 {
-    double *L = calloc((size_t)N * N, sizeof(double)), *W = calloc((size_t)N * N, sizeof(double));
-    if (!L || !W) {
-        free(L), free(W);
-        return 0;
+    const struct tsr__pz_spd_job *j = ctx;
+    int N = j->N;
+    for (int blk = b; blk < e; blk++) {
+        int k0 = blk * TSR_PZ_SPD_COLS, k1 = k0 + TSR_PZ_SPD_COLS < N ? k0 + TSR_PZ_SPD_COLS : N;
+        for (int i = k0; i < N; i++) {
+            double *wi = j->W + (size_t)i * N;
+            const double *li = j->L + (size_t)i * N;
+            for (int j2 = k0; j2 < i; j2++) {
+                const double *wj = j->W + (size_t)j2 * N;
+                double f = li[j2];
+                int kend = j2 + 1 < k1 ? j2 + 1 : k1;
+                for (int k = k0; k < kend; k++) wi[k] -= f * wj[k];
+            }
+            for (int k = k0; k < k1 && k < i; k++) wi[k] /= li[i];
+            if (i < k1) wi[i] = 1.0 / li[i];
+        }
     }
+}
+
+/* Rows [b, e) of out = W' W over rows j < n2 of W (W lower triangular): out[i][k], k <= i,
+ * sums W[j][i] W[j][k] over j >= i in increasing j, terms with W[j][i] = 0 skipped; the upper
+ * triangle is mirrored afterwards. The full loop's matrix bit for bit, for half the products:
+ * out[k][i] has the same products, and a skipped term is a zero, which leaves these sums
+ * (never -0: they start at +0) unchanged. */
+static inline __attribute__((always_inline)) void tsr__pz_wtw_body(void *ctx, int b, int e)
+{
+    const struct tsr__pz_spd_job *j = ctx;
+    int N = j->N, n2 = j->n2;
+    for (int i = b; i < e; i++) {
+        double *oi = j->out + (size_t)i * n2;
+        memset(oi, 0, sizeof(double) * n2);
+        for (int r = i; r < n2; r++) {
+            const double *wr = j->W + (size_t)r * N;
+            double f = wr[i];
+            if (f == 0) continue;
+            for (int k = 0; k <= i; k++) oi[k] += f * wr[k];
+        }
+    }
+}
+
+/* tsr__parallel_for callbacks: AVX2 and baseline builds (the same arithmetic). */
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__((target("avx2"))) static void tsr__pz_linv_avx2(void *ctx, int b, int e) { tsr__pz_linv_body(ctx, b, e); }
+__attribute__((target("avx2"))) static void tsr__pz_wtw_avx2(void *ctx, int b, int e) { tsr__pz_wtw_body(ctx, b, e); }
+#endif
+static void tsr__pz_linv_range(void *ctx, int b, int e) { tsr__pz_linv_body(ctx, b, e); }
+static void tsr__pz_wtw_range(void *ctx, int b, int e) { tsr__pz_wtw_body(ctx, b, e); }
+
+/* The factor L of S (N x N, zeroed beforehand); 0 when S is not positive definite. */
+static inline __attribute__((always_inline)) int tsr__pz_chol_body(const double *S, int N, double *L)
+{
     for (int j = 0; j < N; j++) {
         double d = S[(size_t)j * N + j] - tsr__pz_ddot(L + (size_t)j * N, L + (size_t)j * N, j);
         double *lj = L + (size_t)j * N;
-        if (!(d > 0)) {
-            free(L), free(W);
-            return 0;
-        }
+        if (!(d > 0)) return 0;
         d = sqrt(d);
         lj[j] = d;
         for (int i = j + 1; i < N; i++) {
@@ -287,54 +337,49 @@ static inline __attribute__((always_inline)) int tsr__pz_spd_body(const double *
             li[j] = (S[(size_t)i * N + j] - tsr__pz_ddot(li, lj, j)) / d;
         }
     }
-    for (int i = 0; i < N; i++) {   /* W = L^-1, row i = -(sum_j<i L[i][j] W[j]) / L[i][i] */
-        double *wi = W + (size_t)i * N, *li = L + (size_t)i * N;
-        for (int j2 = 0; j2 < i; j2++) {
-            const double *wj = W + (size_t)j2 * N;
-            double f = li[j2];
-            for (int k = 0; k <= j2; k++) wi[k] -= f * wj[k];
-        }
-        for (int k = 0; k < i; k++) wi[k] /= li[i];
-        wi[i] = 1.0 / li[i];
-    }
-    /* out = W' W over rows j < n2 (W is lower triangular): out[i][k] sums W[j][i] W[j][k] over
-     * j >= max(i, k) in increasing j, terms with W[j][i] = 0 skipped. That is also out[k][i]:
-     * the products are the same, and a skipped term is a zero, which leaves these sums (never -0:
-     * they start at +0) unchanged; so the lower triangle and its mirror give the full loop's
-     * matrix bit for bit, for half the products. */
-    for (int pass = 0; pass < (inv_lead ? 2 : 1); pass++) {
-        int n2 = pass ? h : N;
-        double *out = pass ? inv_lead : inv;
-        memset(out, 0, sizeof(double) * n2 * n2);
-        for (int j = 0; j < n2; j++) {
-            const double *wj = W + (size_t)j * N;
-            for (int i = 0; i <= j; i++) {
-                double f = wj[i], *oi = out + (size_t)i * n2;
-                if (f == 0) continue;
-                for (int k = 0; k <= i; k++) oi[k] += f * wj[k];
-            }
-        }
-        for (int i = 0; i < n2; i++)
-            for (int k = 0; k < i; k++) out[(size_t)k * n2 + i] = out[(size_t)i * n2 + k];
-    }
-    free(L), free(W);
     return 1;
 }
-
-/* tsr__pz_spd_body in an AVX2 build where the CPU has it (the same arithmetic, wider vectors). */
 #if defined(__x86_64__) || defined(__i386__)
-__attribute__((target("avx2"))) static int tsr__pz_spd_avx2(const double *S, int N, double *inv, int h,
-                                                            double *inv_lead)
+__attribute__((target("avx2"))) static int tsr__pz_chol_avx2(const double *S, int N, double *L)
 {
-    return tsr__pz_spd_body(S, N, inv, h, inv_lead);
+    return tsr__pz_chol_body(S, N, L);
 }
 #endif
-static int tsr__pz_spd_inverse(const double *S, int N, double *inv, int h, double *inv_lead)
+
+/* 'inv' gets S^-1 and 'inv_lead' (when not NULL) the inverse of S's leading h x h block, which
+ * comes from the same factor (L's leading block is that block's factor); on up to 'threads'
+ * threads. Returns 0 when S is not positive definite or memory runs out. */
+static int tsr__pz_spd_inverse(const double *S, int N, double *inv, int h, double *inv_lead, int threads)
 {
+    double *L = calloc((size_t)N * N, sizeof(double)), *W = calloc((size_t)N * N, sizeof(double));
+    struct tsr__pz_spd_job j;
+    int ok, avx2 = 0;
 #if defined(__x86_64__) || defined(__i386__)
-    if (tsr__pz_avx2()) return tsr__pz_spd_avx2(S, N, inv, h, inv_lead);
+    avx2 = tsr__pz_avx2();
 #endif
-    return tsr__pz_spd_body(S, N, inv, h, inv_lead);
+    if (!L || !W) {
+        free(L), free(W);
+        return 0;
+    }
+#if defined(__x86_64__) || defined(__i386__)
+    if (avx2) ok = tsr__pz_chol_avx2(S, N, L);
+    else
+#endif
+        ok = tsr__pz_chol_body(S, N, L);
+    if (ok) {
+        j.L = L, j.W = W, j.N = N;
+        tsr__parallel_for((N + TSR_PZ_SPD_COLS - 1) / TSR_PZ_SPD_COLS, 1, threads,
+                          avx2 ? tsr__pz_linv_avx2 : tsr__pz_linv_range, &j);
+        for (int pass = 0; pass < (inv_lead ? 2 : 1); pass++) {
+            int n2 = pass ? h : N;
+            j.n2 = n2, j.out = pass ? inv_lead : inv;
+            tsr__parallel_for(n2, 8, threads, avx2 ? tsr__pz_wtw_avx2 : tsr__pz_wtw_range, &j);
+            for (int i = 0; i < n2; i++)
+                for (int k = 0; k < i; k++) j.out[(size_t)k * n2 + i] = j.out[(size_t)i * n2 + k];
+        }
+    }
+    free(L), free(W);
+    return ok;
 }
 
 /* Contract: the joint model's M (N x N, N = 4 P C, row-major, symmetric) of a puzzle image whose
@@ -396,7 +441,7 @@ static tsr_status tsr__pz_joint_model(const tsr_image *src, int rows, int cols, 
         if ((nomem = !A)) goto done;
         for (int i = 0; i < N; i++) S[(size_t)i * N + i] += ridge - added;
         added = ridge;
-        if (tsr__pz_spd_inverse(S, N, A, h, Su)) {
+        if (tsr__pz_spd_inverse(S, N, A, h, Su, threads)) {
             /* S of v equals S of u (same offsets), so both diagonal blocks lose Su^-1 */
             for (int blk = 0; blk < 2; blk++)
                 for (int i = 0; i < h; i++)

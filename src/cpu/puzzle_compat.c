@@ -262,8 +262,8 @@ __attribute__((target("avx2"))) static void tsr__pz_lag_range_avx2(void *ctx, in
 static void tsr__pz_lag_range(void *ctx, int b, int e) { tsr__pz_lag_body(ctx, b, e); }
 
 /* Inverse of a symmetric positive definite N x N matrix by Cholesky, S = L L': S^-1 = L^-T L^-1,
- * with W = L^-1. The two products after the factorisation run on threads, each output entry
- * summed in the order of the one-thread loops (the same bits on any thread count). */
+ * with W = L^-1. The factor and the two products run on threads, each entry computed as by the
+ * one-thread loops (the same bits on any thread count). */
 struct tsr__pz_spd_job {
     const double *L;
     double *W, *out;
@@ -271,7 +271,9 @@ struct tsr__pz_spd_job {
 };
 
 /* Columns of W = L^-1 in blocks of TSR_PZ_SPD_COLS: row i = -(sum_j<i L[i][j] W[j]) / L[i][i]
- * restricted to the block's columns (W lower triangular, zeroed beforehand). */
+ * restricted to the block's columns (W lower triangular, zeroed beforehand). A row's block is
+ * summed in registers (acc), in increasing j as in place: kept in W, each step waited on the
+ * last one's store, and the first block (a seventh of the work) took 3 ms on the H200. */
 #define TSR_PZ_SPD_COLS 16
 static inline __attribute__((always_inline)) void tsr__pz_linv_body(void *ctx, int b, int e)
 {
@@ -280,15 +282,29 @@ static inline __attribute__((always_inline)) void tsr__pz_linv_body(void *ctx, i
     for (int blk = b; blk < e; blk++) {
         int k0 = blk * TSR_PZ_SPD_COLS, k1 = k0 + TSR_PZ_SPD_COLS < N ? k0 + TSR_PZ_SPD_COLS : N;
         for (int i = k0; i < N; i++) {
-            double *wi = j->W + (size_t)i * N;
+            double *wi = j->W + (size_t)i * N, acc[TSR_PZ_SPD_COLS];
             const double *li = j->L + (size_t)i * N;
-            for (int j2 = k0; j2 < i; j2++) {
-                const double *wj = j->W + (size_t)j2 * N;
+            int j2 = k0;
+            for (int k = 0; k < TSR_PZ_SPD_COLS; k++) acc[k] = 0;
+            for (; j2 < i && j2 + 1 < k1; j2++) {   /* the block's triangle: columns k0..j2 */
+                const double *wj = j->W + (size_t)j2 * N + k0;
                 double f = li[j2];
-                int kend = j2 + 1 < k1 ? j2 + 1 : k1;
-                for (int k = k0; k < kend; k++) wi[k] -= f * wj[k];
+                for (int k = 0; k <= j2 - k0; k++) acc[k] -= f * wj[k];
             }
-            for (int k = k0; k < k1 && k < i; k++) wi[k] /= li[i];
+            if (k1 - k0 == TSR_PZ_SPD_COLS) {
+                for (; j2 < i; j2++) {   /* every column of the block */
+                    const double *wj = j->W + (size_t)j2 * N + k0;
+                    double f = li[j2];
+                    for (int k = 0; k < TSR_PZ_SPD_COLS; k++) acc[k] -= f * wj[k];
+                }
+            } else {
+                for (; j2 < i; j2++) {
+                    const double *wj = j->W + (size_t)j2 * N + k0;
+                    double f = li[j2];
+                    for (int k = 0; k < k1 - k0; k++) acc[k] -= f * wj[k];
+                }
+            }
+            for (int k = k0; k < k1 && k < i; k++) wi[k] = acc[k - k0] / li[i];
             if (i < k1) wi[i] = 1.0 / li[i];
         }
     }
@@ -323,16 +339,40 @@ __attribute__((target("avx2"))) static void tsr__pz_wtw_avx2(void *ctx, int b, i
 static void tsr__pz_linv_range(void *ctx, int b, int e) { tsr__pz_linv_body(ctx, b, e); }
 static void tsr__pz_wtw_range(void *ctx, int b, int e) { tsr__pz_wtw_body(ctx, b, e); }
 
-/* The factor L of S (N x N, zeroed beforehand); 0 when S is not positive definite. */
-static inline __attribute__((always_inline)) int tsr__pz_chol_body(const double *S, int N, double *L)
+/* The factor L of S (N x N, zeroed beforehand), by panels of TSR_PZ_SPD_COLS columns: the
+ * panel's diagonal block here, then its rows below on threads (tsr__pz_chol_rows). Every entry
+ * is the column-by-column loop's, L[i][j] = (S[i][j] - L[i][0..j) . L[j][0..j)) / L[j][j] with
+ * the same dot product, so the bits do not depend on the threads. 0 when S is not positive
+ * definite. */
+struct tsr__pz_chol_job {
+    const double *S;
+    double *L;
+    int N, j0, j1;   /* the panel's columns; rows from j1 */
+};
+
+static inline __attribute__((always_inline)) void tsr__pz_chol_rows_body(void *ctx, int b, int e)
 {
-    for (int j = 0; j < N; j++) {
+    const struct tsr__pz_chol_job *c = ctx;
+    const int N = c->N;
+    for (int i = c->j1 + b; i < c->j1 + e; i++) {
+        double *li = c->L + (size_t)i * N;
+        for (int j = c->j0; j < c->j1; j++) {
+            const double *lj = c->L + (size_t)j * N;
+            li[j] = (c->S[(size_t)i * N + j] - tsr__pz_ddot(li, lj, j)) / lj[j];
+        }
+    }
+}
+
+static inline __attribute__((always_inline)) int tsr__pz_chol_diag_body(const double *S, int N, double *L, int j0,
+                                                                       int j1)
+{
+    for (int j = j0; j < j1; j++) {
         double d = S[(size_t)j * N + j] - tsr__pz_ddot(L + (size_t)j * N, L + (size_t)j * N, j);
         double *lj = L + (size_t)j * N;
         if (!(d > 0)) return 0;
         d = sqrt(d);
         lj[j] = d;
-        for (int i = j + 1; i < N; i++) {
+        for (int i = j + 1; i < j1; i++) {
             double *li = L + (size_t)i * N;
             li[j] = (S[(size_t)i * N + j] - tsr__pz_ddot(li, lj, j)) / d;
         }
@@ -340,11 +380,41 @@ static inline __attribute__((always_inline)) int tsr__pz_chol_body(const double 
     return 1;
 }
 #if defined(__x86_64__) || defined(__i386__)
-__attribute__((target("avx2"))) static int tsr__pz_chol_avx2(const double *S, int N, double *L)
+__attribute__((target("avx2"))) static void tsr__pz_chol_rows_avx2(void *ctx, int b, int e)
 {
-    return tsr__pz_chol_body(S, N, L);
+    tsr__pz_chol_rows_body(ctx, b, e);
+}
+__attribute__((target("avx2"))) static int tsr__pz_chol_diag_avx2(const double *S, int N, double *L, int j0, int j1)
+{
+    return tsr__pz_chol_diag_body(S, N, L, j0, j1);
 }
 #endif
+static void tsr__pz_chol_rows(void *ctx, int b, int e) { tsr__pz_chol_rows_body(ctx, b, e); }
+static int tsr__pz_chol_diag(const double *S, int N, double *L, int j0, int j1)
+{
+    return tsr__pz_chol_diag_body(S, N, L, j0, j1);
+}
+
+static int tsr__pz_chol(const double *S, int N, double *L, int avx2, int threads)
+{
+    struct tsr__pz_chol_job c = {S, L, N, 0, 0};
+    for (c.j0 = 0; c.j0 < N; c.j0 = c.j1) {
+        int ok;
+        c.j1 = c.j0 + TSR_PZ_SPD_COLS < N ? c.j0 + TSR_PZ_SPD_COLS : N;
+#if defined(__x86_64__) || defined(__i386__)
+        if (avx2) ok = tsr__pz_chol_diag_avx2(S, N, L, c.j0, c.j1);
+        else
+#endif
+            ok = tsr__pz_chol_diag(S, N, L, c.j0, c.j1);
+        if (!ok) return 0;
+#if defined(__x86_64__) || defined(__i386__)
+        if (avx2) tsr__parallel_for(N - c.j1, 8, threads, tsr__pz_chol_rows_avx2, &c);
+        else
+#endif
+            tsr__parallel_for(N - c.j1, 8, threads, tsr__pz_chol_rows, &c);
+    }
+    return 1;
+}
 
 /* 'inv' gets S^-1 and 'inv_lead' (when not NULL) the inverse of S's leading h x h block, which
  * comes from the same factor (L's leading block is that block's factor); on up to 'threads'
@@ -361,11 +431,7 @@ static int tsr__pz_spd_inverse(const double *S, int N, double *inv, int h, doubl
         free(L), free(W);
         return 0;
     }
-#if defined(__x86_64__) || defined(__i386__)
-    if (avx2) ok = tsr__pz_chol_avx2(S, N, L);
-    else
-#endif
-        ok = tsr__pz_chol_body(S, N, L);
+    ok = tsr__pz_chol(S, N, L, avx2, threads);
     if (ok) {
         j.L = L, j.W = W, j.N = N;
         tsr__parallel_for((N + TSR_PZ_SPD_COLS - 1) / TSR_PZ_SPD_COLS, 1, threads,

@@ -1305,9 +1305,12 @@ typedef struct {
     pthread_cond_t wake;
     pthread_t caller;         /* progress is reported from the calling thread only */
     int groups, nc, rounds, live, ended;
-    int round[TSR_PZ_GROUPS], handed[TSR_PZ_GROUPS], running[TSR_PZ_GROUPS];
+    int round[TSR_PZ_GROUPS], running[TSR_PZ_GROUPS];
     unsigned taken[TSR_PZ_GROUPS];   /* chains of the round handed out (bit c: chain c) */
-    uint64_t ghash[TSR_PZ_GROUPS];   /* the group's best's hash (tsr__pz_place_hash) this round */
+    unsigned all;                    /* taken[g] once every chain is out: nc bits */
+    /* with reassemblies: the hash (tsr__pz_place_hash) of the group's best as the round began,
+     * which is every reassembly chain's placement when it starts */
+    uint64_t ghash[TSR_PZ_GROUPS];
     int idle[TSR_PZ_GROUPS];  /* rounds in a row without a lower objective; -1: the group has stopped */
     int gbest[TSR_PZ_GROUPS];
     double before[TSR_PZ_GROUPS];
@@ -1345,14 +1348,15 @@ static uint64_t tsr__pz_place_hash(const int *piece, const unsigned char *rot, s
 /* Block reassembly of slot i's placement for chain 'role' (tsr__pz_reassemble), computed once
  * per distinct placement and chain: a thread that asks for one being computed waits for it
  * (its result would be the same), so the answer does not depend on who computes it. Without
- * memory for an entry it is computed here uncached. */
+ * memory for an entry it is computed here uncached. Called as the chain starts, when the slot
+ * holds its group's best of the round's start (hashed in q->ghash). */
 static tsr_status tsr__pz_reasm_cached(tsr__pz_sched *q, tsr__pz_work *w, int i, int role)
 {
     struct tsr__pz_starts *j = q->j;
     size_t n = (size_t)j->pz->n;
     int *piece = j->piece + n * i;
     unsigned char *rot = j->rot + n * i;
-    uint64_t h = tsr__pz_place_hash(piece, rot, n);
+    uint64_t h = q->ghash[i / TSR_PZ_REASM_CHAINS];
     struct tsr__pz_reasm_entry *e = NULL;
     tsr_status s;
     pthread_mutex_lock(&q->lock);
@@ -1440,8 +1444,8 @@ static void tsr__pz_round_begin(tsr__pz_sched *q, int g)
         memcpy(j->piece + n * i, j->piece + n * q->gbest[g], sizeof(int) * n);
         memcpy(j->rot + n * i, j->rot + n * q->gbest[g], n);
     }
-    q->handed[g] = 0, q->running[g] = 0, q->taken[g] = 0;
-    q->ghash[g] = tsr__pz_place_hash(j->piece + n * q->gbest[g], j->rot + n * q->gbest[g], n);
+    q->running[g] = 0, q->taken[g] = 0;
+    if (j->reasm) q->ghash[g] = tsr__pz_place_hash(j->piece + n * q->gbest[g], j->rot + n * q->gbest[g], n);
 }
 
 /* Group g's round is over (all its chains handed out and done): its best, and whether it goes
@@ -1484,10 +1488,11 @@ static int tsr__pz_chain_busy(const tsr__pz_sched *q, int g, int c)
  * solve, and the busy reassemblies going last about 3% more. */
 static int tsr__pz_next_chain(const tsr__pz_sched *q, int *g)
 {
+    if (q->status) return -1;
     for (int pass = 0; pass < 3; pass++) {
         int best = -1, bc = -1;
         for (int k = 0; k < q->groups; k++) {
-            if (q->idle[k] < 0 || q->handed[k] >= q->nc || q->status) continue;
+            if (q->idle[k] < 0 || q->taken[k] == q->all) continue;
             if (best >= 0 && q->round[k] >= q->round[best]) continue;
             for (int i = 0; i < q->nc; i++) {
                 int c = q->j->reasm ? (i + 2) % q->nc : i, lng = q->j->reasm && c >= 2;   /* 2, 3, 0, 1 */
@@ -1520,7 +1525,6 @@ static void tsr__pz_sched_run(void *ctx, int b, int e)
             pthread_cond_wait(&q->wake, &q->lock);
             continue;
         }
-        q->handed[g]++;
         q->taken[g] |= 1u << c;
         int i = g * TSR_PZ_REASM_CHAINS + c, round = q->round[g];
         q->running[g]++;
@@ -1532,11 +1536,11 @@ static void tsr__pz_sched_run(void *ctx, int b, int e)
             q->status = q->j->status[i];
             snprintf(q->msg, sizeof q->msg, "%s", q->j->msg[i]);
             for (int k = 0; k < q->groups; k++)
-                if (q->idle[k] >= 0) q->handed[k] = q->nc;
+                if (q->idle[k] >= 0) q->taken[k] = q->all;
             for (int k = 0; k < q->groups; k++)
                 if (q->idle[k] >= 0 && k != g && !q->running[k]) tsr__pz_round_end(q, k);
         }
-        if (q->handed[g] == q->nc && !q->running[g]) tsr__pz_round_end(q, g);
+        if (q->taken[g] == q->all && !q->running[g]) tsr__pz_round_end(q, g);
         pthread_cond_broadcast(&q->wake);
         if (q->progress && pthread_equal(pthread_self(), q->caller)) {
             double f = (double)q->ended / (q->groups * q->rounds);
@@ -1659,7 +1663,7 @@ tsr_status tsr__pz_place(const tsr__pz *pz, int repair, int threads, int *piece,
         {
             tsr__pz_sched q;
             memset(&q, 0, sizeof q);
-            q.j = &j, q.groups = groups, q.nc = nc, q.rounds = rounds, q.live = groups;
+            q.j = &j, q.groups = groups, q.nc = nc, q.rounds = rounds, q.live = groups, q.all = (1u << nc) - 1;
             q.caller = pthread_self(), q.progress = progress, q.pctx = pctx;
             pthread_mutex_init(&q.lock, NULL);
             pthread_cond_init(&q.wake, NULL);

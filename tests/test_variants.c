@@ -280,6 +280,72 @@ TEST(test_variants_box_gray8_wide)
     finish("box", skipped);
 }
 
+/* CUDA box/span and threshold/span alone against the reference, with the row cut into several
+ * blocks (TSR_CUDA_SPAN_LANES 64 and 96: 2 to 4 output lanes a block at the largest halo) or one,
+ * and strips of 1, 15 and every row (TSR_CUDA_SPAN_STRIP): pieces meeting inside the image and
+ * at its edges, the image's partial last 16 columns, rx on both sides of each 16-column halo
+ * step (the kernel's 16 read patterns), every border, constants at both ends. */
+static int compare_one(const char *opname, const char *variant, const tsr_image *src, const void *params,
+                       const char *what)
+{
+    const tsr_op *op = tsr_op_find(opname);
+    const tsr_variant *v = NULL;
+    for (int i = 0; op->variants[i]; i++)
+        if (op->variants[i]->backend == TSR_BACKEND_CUDA && !strcmp(op->variants[i]->name, variant)) v = op->variants[i];
+    CHECK_MSG(v != NULL, "%s/%s is not registered", opname, variant);
+    if (!v || !v->supports(src, params)) return 0;
+    if (!tsr_cuda_available()) return 1;
+    tsr_exec ref_ex = {TSR_BACKEND_CPU, "reference", NULL, 0}, ex = {TSR_BACKEND_CUDA, variant, NULL, 0};
+    tsr_image ref = {0}, out = {0};
+    int bx, by;
+    CHECK_OK(tsr_run(op, src, &ref, params, &ref_ex));
+    tsr_status s = tsr_run(op, src, &out, params, &ex);
+    CHECK_MSG(s == TSR_OK, "%s/%s failed on %s: %s", opname, variant, what, tsr_last_error());
+    if (!s)
+        CHECK_MSG(same(&ref, &out, &bx, &by), "%s/%s differs from the reference on %s at (%d,%d)", opname, variant, what,
+                  bx, by);
+    tsr_image_free(&ref);
+    tsr_image_free(&out);
+    return 0;
+}
+
+TEST(test_variants_box_span_pieces)
+{
+    static const char *lanes[] = {"64", "96", "544"}, *strips[] = {"1", "15", "100000"};
+    static const int ws[] = {17, 200, 383, 1031, 1500};
+    int skipped = 0, n = 0;
+    for (int li = 0; li < 3; li++)
+        for (int si = 0; si < 3; si++) {
+            setenv("TSR_CUDA_SPAN_LANES", lanes[li], 1);
+            setenv("TSR_CUDA_SPAN_STRIP", strips[si], 1);
+            for (int rx = 8; rx <= 127; rx += rx < 40 ? 1 : 29, n++) {
+                int w = ws[n % 5], h = 1 + (int)(tsr_test_rand() % 60), border = n % 4;
+                tsr_box_params p = {0, rx, (int)(tsr_test_rand() % 129), border, 0};
+                tsr_image img;
+                char what[160];
+                if (border == TSR_BORDER_CONSTANT) p.value = n & 4 ? 255 : (int)(tsr_test_rand() % 256);
+                if (!make(&img, w, h, 1, TSR_U8, n % 4)) return;
+                snprintf(what, sizeof what, "%dx%d gray8 rx=%d ry=%d border=%d value=%d, lanes %s, strips %s", w, h, rx,
+                         p.radius_y, border, p.value, lanes[li], strips[si]);
+                skipped += compare_one("box", "span", &img, &p, what);
+                tsr_image_free(&img);
+            }
+            for (int b = 17; b <= 255; b += b < 71 ? 2 : 46, n++) {
+                tsr_threshold_params p = {b, (double)(n % 9) - 4.0, TSR_THRESH_MEAN, n & 1, n & 2 ? 255 : 100};
+                tsr_image img;
+                char what[160];
+                if (!make(&img, ws[(n + 2) % 5], 1 + (int)(tsr_test_rand() % 40), 1, TSR_U8, n % 4)) return;
+                snprintf(what, sizeof what, "%dx%d block=%d C=%g inverse=%d, lanes %s, strips %s", img.width, img.height,
+                         b, p.c, p.inverse, lanes[li], strips[si]);
+                skipped += compare_one("threshold", "span", &img, &p, what);
+                tsr_image_free(&img);
+            }
+        }
+    unsetenv("TSR_CUDA_SPAN_LANES");
+    unsetenv("TSR_CUDA_SPAN_STRIP");
+    finish("box", skipped);
+}
+
 /* threshold/wide: blocks around its 16-column halo steps and its largest block (255), on widths
  * around the segments and a one-segment image. */
 TEST(test_variants_threshold_wide)

@@ -311,11 +311,6 @@ extern "C" int tsr__box_wide_supports(const tsr_image *src, const void *params);
 extern "C" tsr_status tsr__box_wide(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex);
 extern "C" int tsr__threshold_wide_supports(const tsr_image *src, const void *params);
 extern "C" tsr_status tsr__threshold_wide(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex);
-/* box/span and threshold/span (box_span.cu), registered in box.cu's tables. */
-extern "C" int tsr__box_span_supports(const tsr_image *src, const void *params);
-extern "C" tsr_status tsr__box_span(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex);
-extern "C" int tsr__threshold_span_supports(const tsr_image *src, const void *params);
-extern "C" tsr_status tsr__threshold_span(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex);
 /* box/sweep and threshold/sweep (box_sweep.cu), registered in box.cu's tables. */
 extern "C" int tsr__box_sweep_supports(const tsr_image *src, const void *params);
 extern "C" tsr_status tsr__box_sweep(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex);

@@ -27,6 +27,7 @@
  * ceil(2^40 / area)) (tsr__box_magic_byte1, exact for every window this kernel takes), which the
  * output's byte permutes pick without a shift (16 fewer instructions a lane-row). */
 #include "box_common.cuh"
+#include <mutex>
 
 #ifndef TSR_WD_BYTE1
 #define TSR_WD_BYTE1 1   /* measurement knob: 0 shifts the multiply-high of large windows instead */
@@ -353,6 +354,324 @@ static tsr_status tsr__box_wide_run(const tsr__box_args &a, const tsr_image *src
     else if (g.shift) tsr__box_wide_kernel<0, 1><<<blocks, TSR_WD_WARPS * 32, 0, st>>>(a, g);
     else tsr__box_wide_kernel<0, 0><<<blocks, TSR_WD_WARPS * 32, 0, st>>>(a, g);
     return TSR_CUDA_LAUNCHED(what);
+}
+
+/* ------------------------------------------------------------------------ twopass */
+
+/* box/twopass and threshold/twopass: box/wide's rows without its start-up. A first kernel writes
+ * every row's column sums (2 ry + 1 rows of bytes, 16-bit) to a scratch image laid out as a
+ * lane's packed pairs, 32 bytes per 16 columns; the second is box/wide's kernel with each lane's
+ * 8 pairs loaded from that image instead of slid down a strip, so its strips can be as short as
+ * the launch wants (box/wide's strips first sum 2 ry + 1 rows: at 3840x2160 and ry = 64 that is 8
+ * rows summed per row written). The column sums are computed by threads of 16 columns (box/wide's
+ * vertical step alone, 8 loads in flight) in strips of at least 16 rows. The scratch comes from a memory pool of tessera's
+ * that keeps up to TSR_W2_POOL_KEEP bytes between calls (an allocation per call otherwise maps
+ * memory each time). */
+
+#define TSR_W2_POOL_KEEP (1ull << 30)
+
+/* The scratch image's row pitch in bytes: 32 per 16 columns (a lane's 8 pairs). */
+static inline size_t tsr__w2_vpitch(int w) { return (size_t)((w + 15) / 16) * 32; }
+
+/* The column sums of image rows [16 k, 16 k + 16) of the 16 columns at xc < w, for every whole
+ * block k of 16 rows (zero past w), stored like V's rows at B: the column pass's strips start
+ * from these instead of summing 2 ry + 1 rows. */
+__global__ void __launch_bounds__(256) tsr__box_bsum_kernel(tsr__box_args a, uint4 *B, size_t vs, int ngroups, int nblk)
+{
+    const long long gid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (gid >= (long long)ngroups * nblk) return;
+    const int grp = (int)(gid % ngroups), k = (int)(gid / ngroups);
+    const int xc = TSR_WD_CPT * grp, inside = xc + TSR_WD_CPT <= a.w ? 1 : 2;
+    unsigned c[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    if (inside == 1) {
+        const uint8_t *p = tsr__cu_row<uint8_t>(a.src, a.sstride, 16 * k) + xc;
+        uint4 v[16];
+#pragma unroll
+        for (int i = 0; i < 16; i++) v[i] = __ldg((const uint4 *)(p + i * a.sstride));
+#pragma unroll
+        for (int i = 0; i < 16; i++) tsr__rg_acc(c, v[i]);
+    } else {
+        for (int i = 0; i < 16; i++) tsr__rg_acc(c, tsr__wd_load<1>(a, 16 * k + i, xc, 2));
+    }
+    uint4 *bp = B + (size_t)k * vs + 2 * grp;
+    bp[0] = make_uint4(c[0], c[1], c[2], c[3]);
+    bp[1] = make_uint4(c[4], c[5], c[6], c[7]);
+}
+
+/* Rows [y0, y1) of the column sums of the 16 columns at xc < w (zero past w), each row's 8
+ * packed pairs stored as two 16-byte words at vp (a row of V apart): box/wide's vertical step
+ * (its loads, row mapping and packed slide), without the rows. */
+__global__ void __launch_bounds__(256) tsr__box_vsum_kernel(tsr__box_args a, uint4 *V, const uint4 *B, size_t vs,
+                                                          int ngroups, int sh, int nstrips)
+{
+    const long long gid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (gid >= (long long)ngroups * nstrips) return;
+    const int grp = (int)(gid % ngroups), st = (int)(gid / ngroups);
+    const int xc = TSR_WD_CPT * grp, ry = a.ry;
+    const int y0 = st * sh, y1 = min(a.h, y0 + sh);
+    const int inside = xc + TSR_WD_CPT <= a.w ? 1 : 2;
+    uint4 *vp = V + (size_t)y0 * vs + 2 * grp;
+    unsigned c[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    const size_t ss = a.sstride;
+    if (inside == 1 && y0 - ry >= 0 && y1 + ry < a.h) {   /* every row inside the image: pointer steps */
+        /* the first window, rows lo..hi: whole blocks of 16 from B, the rest row by row */
+        const int lo = y0 - ry, hi = y0 + ry, kb = (lo + 15) >> 4, ke = (hi + 1) >> 4;
+        const uint8_t *p = tsr__cu_row<uint8_t>(a.src, ss, lo) + xc;
+        if (B && kb < ke) {
+            for (int y = lo; y < 16 * kb; y++, p += ss) tsr__rg_acc(c, __ldg((const uint4 *)p));
+            const uint4 *bp = B + (size_t)kb * vs + 2 * grp;
+            for (int k = kb; k < ke; k++, bp += vs) {
+                const uint4 b0 = __ldg(bp), b1 = __ldg(bp + 1);
+                c[0] += b0.x, c[1] += b0.y, c[2] += b0.z, c[3] += b0.w;
+                c[4] += b1.x, c[5] += b1.y, c[6] += b1.z, c[7] += b1.w;
+            }
+            p = tsr__cu_row<uint8_t>(a.src, ss, 16 * ke) + xc;
+            for (int y = 16 * ke; y <= hi; y++, p += ss) tsr__rg_acc(c, __ldg((const uint4 *)p));
+        } else {
+#pragma unroll 8
+            for (int i = -ry; i <= ry; i++, p += ss) tsr__rg_acc(c, __ldg((const uint4 *)p));
+        }
+        const uint8_t *pin = tsr__cu_row<uint8_t>(a.src, ss, y0 + ry + 1) + xc;
+        const uint8_t *pout = tsr__cu_row<uint8_t>(a.src, ss, y0 - ry) + xc;
+        int y = y0;
+        for (; y + 4 <= y1; y += 4, pin += 4 * ss, pout += 4 * ss) {   /* 8 loads in flight */
+            uint4 vi[4], vo[4];
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                vi[k] = __ldg((const uint4 *)(pin + k * ss));
+                vo[k] = __ldg((const uint4 *)(pout + k * ss));
+            }
+#pragma unroll
+            for (int k = 0; k < 4; k++, vp += vs) {
+                vp[0] = make_uint4(c[0], c[1], c[2], c[3]);
+                vp[1] = make_uint4(c[4], c[5], c[6], c[7]);
+                tsr__rg_slide(c, vi[k], vo[k]);
+            }
+        }
+        for (; y < y1; y++, vp += vs, pin += ss, pout += ss) {
+            const uint4 vi = __ldg((const uint4 *)pin), vo = __ldg((const uint4 *)pout);
+            vp[0] = make_uint4(c[0], c[1], c[2], c[3]);
+            vp[1] = make_uint4(c[4], c[5], c[6], c[7]);
+            tsr__rg_slide(c, vi, vo);
+        }
+        return;
+    }
+#pragma unroll 4
+    for (int i = -ry; i <= ry; i++) tsr__rg_acc(c, tsr__wd_load<1>(a, y0 + i, xc, inside));
+    for (int y = y0; y < y1; y++, vp += vs) {
+        const uint4 vi = tsr__wd_load<1>(a, y + ry + 1, xc, inside), vo = tsr__wd_load<1>(a, y - ry, xc, inside);
+        vp[0] = make_uint4(c[0], c[1], c[2], c[3]);
+        vp[1] = make_uint4(c[4], c[5], c[6], c[7]);
+        tsr__rg_slide(c, vi, vo);
+    }
+}
+
+/* Rows [y0, y1) of the segment starting at image column xs, each lane's column sums loaded from
+ * the scratch image V (one row ahead), then box/wide's row. */
+template <int THRESH, int EDGE, int SHIFT>
+__device__ __forceinline__ void tsr__w2_strip(const tsr__box_args &a, const tsr__wide_geom &g, unsigned *S, int lane,
+                                              int xs, int y0, int y1, const uint8_t *V, size_t vpitch)
+{
+    const int xc = xs + TSR_WD_CPT * lane;
+    const int inside = !EDGE || (xc >= 0 && xc + TSR_WD_CPT <= a.w) ? 1 : xc >= 0 && xc < a.w ? 2 : 0;
+    const int out = lane >= g.lo && lane < 32 - g.lo && (!EDGE || (xc >= 0 && xc < a.w));
+    const int has = !EDGE || inside != 0;   /* the scratch holds this lane's group */
+    const uint4 *vp = (const uint4 *)(V + (size_t)y0 * vpitch + (size_t)(has ? xc : 0) * 2);
+    const size_t vs = vpitch / sizeof(uint4);
+    const uint4 zero = make_uint4(0, 0, 0, 0);
+    uint4 n0 = has ? __ldg(vp) : zero, n1 = has ? __ldg(vp + 1) : zero;
+    for (int y = y0; y < y1; y++) {
+        tsr__wd_sums cs = {{n0.x, n0.y, n0.z, n0.w, n1.x, n1.y, n1.z, n1.w}};
+        vp += vs;
+        if (has && y + 1 < y1) {
+            n0 = __ldg(vp);
+            n1 = __ldg(vp + 1);
+        }
+        const uint4 sv = THRESH && out ? tsr__wd_load<EDGE>(a, y, xc, inside) : zero;
+        unsigned *Sy = S + (y & 1) * TSR_WD_ROW;
+        if (EDGE) cs = tsr__wd_fill_outside(cs, Sy, lane, xs, a.w, a.rx, a.border, g.cv);
+        tsr__wd_row<THRESH, EDGE, SHIFT>(a, g, cs.c, Sy, lane, xs, out, sv, y);
+    }
+}
+
+/* box/wide's kernel over the scratch column sums (see tsr__w2_strip). */
+template <int THRESH, int SHIFT>
+__global__ void __launch_bounds__(TSR_WD_WARPS * 32, TSR_WD_MINB) tsr__box_wide2_kernel(tsr__box_args a, tsr__wide_geom g,
+                                                                                      const uint8_t *V, size_t vpitch)
+{
+    __shared__ unsigned smem[TSR_WD_WARPS][2 * TSR_WD_ROW];
+    const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5;
+    long long gw = (long long)blockIdx.x * TSR_WD_WARPS + wib;
+    if (gw >= g.nwarps) return;
+    unsigned *S = smem[wib];
+    if (lane == 0) S[TSR_WD_GROUP * 32] = S[TSR_WD_ROW + TSR_WD_GROUP * 32] = 0;
+    if (gw < g.nwarps_e) {
+        const int idx = (int)(gw / g.nstrips_e), strip = (int)(gw % g.nstrips_e);
+        const int seg = idx < g.seg_l ? idx : g.seg_r + (idx - g.seg_l);
+        const int y0 = strip * g.strip_e;
+        tsr__w2_strip<THRESH, 1, SHIFT>(a, g, S, lane, seg * g.ow - TSR_WD_CPT * g.lo, y0, min(a.h, y0 + g.strip_e), V,
+                                        vpitch);
+    } else {
+        gw -= g.nwarps_e;
+        const int nint = g.seg_r - g.seg_l;
+        const int seg = g.seg_l + (int)(gw % nint), strip = (int)(gw / nint);
+        const int y0 = strip * g.strip_h;
+        tsr__w2_strip<THRESH, 0, SHIFT>(a, g, S, lane, seg * g.ow - TSR_WD_CPT * g.lo, y0, min(a.h, y0 + g.strip_h), V,
+                                        vpitch);
+    }
+}
+
+/* tessera's memory pool on the current device (created once per device; it keeps up to
+ * TSR_W2_POOL_KEEP bytes between calls). NULL when the device has no memory pools. */
+static cudaMemPool_t tsr__w2_pool(void)
+{
+    static std::mutex mu;
+    static cudaMemPool_t pools[64];
+    static int made[64];
+    int dev = 0, ok = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) return NULL;
+    if (cudaDeviceGetAttribute(&ok, cudaDevAttrMemoryPoolsSupported, dev) != cudaSuccess || !ok) return NULL;
+    std::lock_guard<std::mutex> lock(mu);
+    if (!made[dev]) {
+        cudaMemPoolProps props;
+        memset(&props, 0, sizeof props);
+        props.allocType = cudaMemAllocationTypePinned;
+        props.location.type = cudaMemLocationTypeDevice;
+        props.location.id = dev;
+        cudaMemPool_t p;
+        if (cudaMemPoolCreate(&p, &props) != cudaSuccess) return NULL;
+        unsigned long long keep = TSR_W2_POOL_KEEP;
+        cudaMemPoolSetAttribute(p, cudaMemPoolAttrReleaseThreshold, &keep);
+        pools[dev] = p;
+        made[dev] = 1;
+    }
+    return pools[dev];
+}
+
+/* Plan a two-pass launch: box/wide's segments (same limits), strips of any height since no
+ * strip sums a first window (TSR_CUDA_TWOPASS_STRIP, TSR_CUDA_TWOPASS_VSTRIP override the
+ * row pass's and the column pass's). 0 when box/wide would not take the arguments. */
+static int tsr__box_twopass_plan(const tsr__box_args &a, int depth, const tsr_image *src, const tsr_image *dst,
+                                 tsr__wide_geom *g, int *vstrip)
+{
+    if (!tsr__box_wide_plan(a, depth, src, dst, g)) return 0;
+    if (!g) return 1;
+    long long nint = g->seg_r - g->seg_l, nedge = g->nseg - nint;
+    long long sh = tsr__cu_short_of_warps(a.h, nint > 0 ? nint : 1) ? 4 : 8;
+    sh = tsr__env_int("TSR_CUDA_TWOPASS_STRIP", (int)sh);
+    if (sh < 1) sh = 1;
+    if (sh > a.h) sh = a.h;
+    g->strip_h = (int)sh;
+    g->nstrips = (int)((a.h + sh - 1) / sh);
+    g->strip_e = (int)sh;
+    g->nstrips_e = g->nstrips;
+    g->nwarps_e = nedge * g->nstrips_e;
+    g->nwarps = g->nwarps_e + nint * g->nstrips;
+    /* the column pass: strips of 16 rows (their first windows come mostly from block sums) */
+    long long vs = 16;
+    *vstrip = tsr__env_int("TSR_CUDA_TWOPASS_VSTRIP", (int)vs);
+    if (*vstrip < 1) *vstrip = 1;
+    return 1;
+}
+
+/* Queue both passes for box or threshold arguments, the scratch allocated and freed on st. */
+static tsr_status tsr__box_twopass_run(const tsr__box_args &a, const tsr_image *src, const tsr_image *dst,
+                                       cudaStream_t st, const char *what)
+{
+    tsr__wide_geom g;
+    int vstrip = 0;
+    if (!tsr__box_twopass_plan(a, src->depth, src, dst, &g, &vstrip) && tsr__box_wide_plan(a, src->depth, src, src, NULL))
+        return tsr__box_unaligned_dst(a, src, dst, st, what);
+    if (!tsr__box_twopass_plan(a, src->depth, src, dst, &g, &vstrip))
+        return tsr__fail(TSR_E_UNSUPPORTED, "%s: only 8-bit one-channel images with 16-byte aligned rows, rx up to %d "
+                         "(below the width) and ry up to %d", what, TSR_WD_RXMAX, TSR_WD_RYMAX);
+    if (g.nwarps == 0) return TSR_OK;
+    /* V, then the block sums (when the windows span whole blocks of 16 rows: 2 ry + 1 >= 31) */
+    const int nblk = 2 * a.ry + 1 >= 31 && !tsr__env_int("TSR_CUDA_TWOPASS_NOBLOCKS", 0) ? a.h / 16 : 0;
+    const size_t vpitch = tsr__w2_vpitch(a.w), bytes = vpitch * ((size_t)a.h + (size_t)nblk);
+    void *V = NULL;
+    cudaMemPool_t pool = tsr__w2_pool();
+    cudaError_t e = pool ? cudaMallocFromPoolAsync(&V, bytes, pool, st) : cudaMalloc(&V, bytes);
+    if (e != cudaSuccess) return tsr__cuda_status(e, "box/twopass scratch");
+    const int ngroups = (int)(vpitch / 32), nstrips = (a.h + vstrip - 1) / vstrip;
+    const long long threads = (long long)ngroups * nstrips;
+    const int passes = tsr__env_int("TSR_CUDA_TWOPASS_PASSES", 3);   /* measurement knob: 1 or 2 times one pass */
+    tsr_status s = TSR_OK;
+    uint4 *B = nblk ? (uint4 *)V + (size_t)a.h * (vpitch / 16) : NULL;
+    if ((passes & 1) && nblk) {
+        const long long bt = (long long)ngroups * nblk;
+        tsr__box_bsum_kernel<<<(unsigned)((bt + 255) / 256), 256, 0, st>>>(a, B, vpitch / 16, ngroups, nblk);
+        s = TSR_CUDA_LAUNCHED(what);
+    }
+    if (!s && (passes & 1)) {
+        tsr__box_vsum_kernel<<<(unsigned)((threads + 255) / 256), 256, 0, st>>>(a, (uint4 *)V, B, vpitch / 16, ngroups,
+                                                                              vstrip, nstrips);
+        s = TSR_CUDA_LAUNCHED(what);
+    }
+    if (!s && (passes & 2)) {
+        unsigned blocks = (unsigned)((g.nwarps + TSR_WD_WARPS - 1) / TSR_WD_WARPS);
+        const uint8_t *Vc = (const uint8_t *)V;
+        if (a.thresh && g.shift) tsr__box_wide2_kernel<1, 1><<<blocks, TSR_WD_WARPS * 32, 0, st>>>(a, g, Vc, vpitch);
+        else if (a.thresh) tsr__box_wide2_kernel<1, 0><<<blocks, TSR_WD_WARPS * 32, 0, st>>>(a, g, Vc, vpitch);
+        else if (g.shift) tsr__box_wide2_kernel<0, 1><<<blocks, TSR_WD_WARPS * 32, 0, st>>>(a, g, Vc, vpitch);
+        else tsr__box_wide2_kernel<0, 0><<<blocks, TSR_WD_WARPS * 32, 0, st>>>(a, g, Vc, vpitch);
+        s = TSR_CUDA_LAUNCHED(what);
+    }
+    /* freed in stream order: the memory returns to the pool once the kernels are done with it */
+    cudaError_t f = pool ? cudaFreeAsync(V, st) : (cudaStreamSynchronize(st), cudaFree(V));
+    if (!s && f != cudaSuccess) s = tsr__cuda_status(f, "box/twopass scratch");
+    return s;
+}
+
+/* Whether twopass should be the default: on images whose column sums stay in the L2 cache
+ * (at most TSR_CUDA_TWOPASS_MPIX Mpixels, default 12) for windows at least
+ * TSR_CUDA_TWOPASS_RYMIN rows tall (default 24), where box/wide's strips
+ * spend most of their rows on their first windows (docs/perf-notes.md). */
+static int tsr__twopass_prefer(const tsr__box_args &a)
+{
+    const long long mpix = (long long)tsr__env_int("TSR_CUDA_TWOPASS_MPIX", 12) << 20;
+    return (long long)a.w * a.h <= mpix && a.ry >= tsr__env_int("TSR_CUDA_TWOPASS_RYMIN", 24);
+}
+
+extern "C" int tsr__box_twopass_prefer(const tsr_image *src, const void *params)
+{
+    tsr_image dummy = *src;
+    return tsr__twopass_prefer(tsr__box_args_box(src, &dummy, (const tsr_box_params *)params));
+}
+
+extern "C" int tsr__threshold_twopass_prefer(const tsr_image *src, const void *params)
+{
+    tsr_image dummy = *src;
+    return tsr__twopass_prefer(tsr__box_args_threshold(src, &dummy, (const tsr_threshold_params *)params));
+}
+
+extern "C" int tsr__box_twopass_supports(const tsr_image *src, const void *params)
+{
+    tsr_image dummy = *src;
+    return tsr__box_twopass_plan(tsr__box_args_box(src, &dummy, (const tsr_box_params *)params), src->depth, src,
+                                 &dummy, NULL, NULL);
+}
+
+/* box/twopass: see above tsr__w2_vpitch. */
+extern "C" tsr_status tsr__box_twopass(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
+{
+    tsr__box_args a = tsr__box_args_box(src, dst, (const tsr_box_params *)params);
+    return tsr__box_twopass_run(a, src, dst, (cudaStream_t)ex->stream, "box/twopass kernel");
+}
+
+extern "C" int tsr__threshold_twopass_supports(const tsr_image *src, const void *params)
+{
+    tsr_image dummy = *src;
+    return tsr__box_twopass_plan(tsr__box_args_threshold(src, &dummy, (const tsr_threshold_params *)params),
+                                 src->depth, src, &dummy, NULL, NULL);
+}
+
+/* threshold/twopass: box/twopass's means with the comparison as the output step. */
+extern "C" tsr_status tsr__threshold_twopass(const tsr_image *src, tsr_image *dst, const void *params,
+                                             const tsr_exec *ex)
+{
+    tsr__box_args a = tsr__box_args_threshold(src, dst, (const tsr_threshold_params *)params);
+    return tsr__box_twopass_run(a, src, dst, (cudaStream_t)ex->stream, "threshold/twopass kernel");
 }
 
 extern "C" int tsr__box_wide_supports(const tsr_image *src, const void *params)

@@ -6,12 +6,11 @@
  * keeps the GPU busy while the host enqueues the variant, so host overhead is not counted.
  * Median of >= 20 runs after 3 warm-up runs. Bytes = bytes read + bytes written (one pass).
  *
- * Usage: tessera-bench-cuda [--quick] [--no-table] [--ops a,b] [--size WxH ...] [--strips | --warp | --reg | --ring | --stream | --twopass | --wide | --sweep | --small | --resize | --radii]
+ * Usage: tessera-bench-cuda [--quick] [--no-table] [--ops a,b] [--size WxH ...] [--strips | --warp | --reg | --ring | --stream | --wide | --sweep | --small | --resize | --radii]
  *   --strips: box/fast strip-height and column-sums band sweeps; --warp: box/warp and
  *   threshold/warp strip height x slide-path sweep; --reg: box/reg and threshold/reg strip heights;
  *   --ring: box/ring and threshold/ring strip heights at both sizes (radii 1..7), beside reg's and wide's defaults;
  *   --stream: box/stream and threshold/stream strip heights at both sizes (radii 8..16);
- *   --twopass: box/twopass and threshold/twopass row-pass strip heights (radii 4..64), beside box/wide's defaults;
  *   --wide: box/wide and threshold/wide strip heights (3840x2160 too); --sweep: box/sweep and
  *   threshold/sweep strip heights at both sizes; --small: box/reg and threshold/reg strip heights,
  *   sums/packed bands and the resize sweeps at both sizes; --resize: only the resize sweeps
@@ -673,7 +672,7 @@ int main(int argc, char **argv)
     int sizes[8][2] = {{8192, 8192}, {3840, 2160}}, nsizes = 2, custom = 0;   /* --size WxH replaces them */
     /* the sweeps, by flag (at most one runs: the last given) */
     static const char *const sweeps[] = {"--strips", "--warp", "--reg", "--wide", "--radii", "--sweep",
-                                         "--small", "--resize", "--ring", "--stream", "--twopass"};
+                                         "--small", "--resize", "--ring", "--stream"};
     for (int i = 1; i < argc; i++) {
         int known = 0;
         for (int k = 0; k < (int)(sizeof sweeps / sizeof sweeps[0]); k++)
@@ -702,7 +701,7 @@ int main(int argc, char **argv)
             if (!help) fprintf(stderr, "tessera-bench-cuda: unknown or incomplete option '%s'\n", argv[i]);
             fprintf(help ? stdout : stderr,
                     "usage: tessera-bench-cuda [--quick] [--no-table] [--ops a,b] [--size WxH ...]\n"
-                    "       [--strips | --warp | --reg | --ring | --stream | --twopass | --wide | --sweep | --small | --resize | --radii]\n"
+                    "       [--strips | --warp | --reg | --ring | --stream | --wide | --sweep | --small | --resize | --radii]\n"
                     "(bench/cuda_bench.cu's first comment says what each does)\n");
             return help ? 0 : 2;
         }
@@ -819,10 +818,6 @@ int main(int argc, char **argv)
         }
         if (strips == 10)   /* box/stream's strip heights */
             sweep_strips("stream", "TSR_CUDA_STREAM_STRIP", NULL, {8, 10, 12, 13, 14, 16}, {16, 32, 64, 128, 256}, &g);
-        if (strips == 11) {   /* box/twopass's row-pass strip heights, beside box/wide's default */
-            sweep_strips("wide", "TSR_CUDA_WIDE_STRIP", NULL, {4, 8, 16, 24, 31, 48, 64}, {}, &g);
-            sweep_strips("twopass", "TSR_CUDA_TWOPASS_STRIP", NULL, {4, 8, 16, 24, 31, 48, 64}, {2, 4, 8, 16}, &g);
-        }
         if (strips == 4 && si == 0)
             sweep_strips("wide", "TSR_CUDA_WIDE_STRIP", NULL, {3, 5, 7, 11, 15, 24, 31, 48, 64}, {12, 16, 20, 24, 28, 32, 40, 48},
                          &g);

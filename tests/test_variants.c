@@ -280,41 +280,6 @@ TEST(test_variants_box_gray8_wide)
     finish("box", skipped);
 }
 
-/* CUDA box/twopass and threshold/twopass with the row pass's strips of 1, 3 and every row and
- * the column pass's of 1, 7 and every row (TSR_CUDA_TWOPASS_STRIP, _VSTRIP): strip ends against
- * the image's top and bottom, first windows from 16-row block sums with partial rows at both
- * ends (the 700-row image), widths with a partial last 16 columns, every border. */
-TEST(test_variants_box_twopass_strips)
-{
-    static const char *strips[] = {"1", "3", "100000"}, *vstrips[] = {"7", "1", "100000"};
-    static const struct { int w, h; } gs[] = {{37, 5}, {513, 40}, {1031, 23}, {301, 700}};
-    int skipped = 0, n = 0;
-    for (int si = 0; si < 3; si++) {
-        setenv("TSR_CUDA_TWOPASS_STRIP", strips[si], 1);
-        setenv("TSR_CUDA_TWOPASS_VSTRIP", vstrips[si], 1);
-        for (int gi = 0; gi < 4; gi++)
-            for (int k = 0; k < 4; k++, n++) {
-                int rx = k == 0 ? 1 : k == 1 ? 17 : k == 2 ? 33 : 64;
-                if (rx >= gs[gi].w) rx = gs[gi].w - 1;
-                tsr_box_params p = {0, rx, (int)(tsr_test_rand() % 129), n % 4, n & 1 ? 255 : 9};
-                tsr_threshold_params tp = {2 * rx + 1, (double)(n % 5) - 2.0, TSR_THRESH_MEAN, n & 1, 255};
-                tsr_image img;
-                char what[160];
-                if (!make(&img, gs[gi].w, gs[gi].h, 1, TSR_U8, n % 4)) return;
-                snprintf(what, sizeof what, "%dx%d gray8 rx=%d ry=%d border=%d, twopass strips %s/%s", img.width,
-                         img.height, rx, p.radius_y, p.border, strips[si], vstrips[si]);
-                skipped += compare_all("box", &img, &p, what);
-                snprintf(what, sizeof what, "%dx%d block=%d, twopass strips %s/%s", img.width, img.height, tp.block,
-                         strips[si], vstrips[si]);
-                skipped += compare_all("threshold", &img, &tp, what);
-                tsr_image_free(&img);
-            }
-    }
-    unsetenv("TSR_CUDA_TWOPASS_STRIP");
-    unsetenv("TSR_CUDA_TWOPASS_VSTRIP");
-    finish("box", skipped);
-}
-
 /* threshold/wide: blocks around its 16-column halo steps and its largest block (255), on widths
  * around the segments and a one-segment image. */
 TEST(test_variants_threshold_wide)

@@ -8,8 +8,6 @@
  *  box/stream       8-bit gray, equal radii 8 to 16 (the default from 13): ring's lanes with only
  *                   the entering, leaving (and threshold's own) rows queued ahead
  *  box/reg          the same arithmetic with the window rows in registers (slower than ring)
- *  box/twopass      box/wide's rows over column sums written to scratch by a first kernel
- *                   (box_wide.cu): an experiment, measured slower than box/wide
  *  box/wide         8-bit gray, rx up to 127, ry up to 128: per-warp prefix rows (box_wide.cu)
  *  box/sweep        8-bit gray, rx up to 94, ry up to 128: column sums transposed, row running sums (box_sweep.cu)
  *  box/warp         8-bit gray, radii up to 48, any alignment: per-warp sliding sums
@@ -1963,9 +1961,6 @@ extern "C" const tsr_variant tsr__box_cuda[] = {
     {"reg", TSR_BACKEND_CUDA,
      "8-bit gray, radii up to 2: 16 columns per lane, window rows and column sums in registers (box/ring is faster)",
      tsr__box_reg, tsr__box_reg_supports, 0, 0, NULL},
-    {"twopass", TSR_BACKEND_CUDA,
-     "8-bit gray, rx up to 127, ry up to 128: every row's column sums to a scratch image first (strips started from sums of 16-row blocks), then box/wide's rows without its strips' first windows; measured slower than wide",
-     tsr__box_twopass, tsr__box_twopass_supports, 0, 0, tsr__box_twopass_prefer},
     {"wide", TSR_BACKEND_CUDA,
      "8-bit gray, rx up to 127, ry up to 128: per-warp prefix rows in shared memory, two reads per pixel whatever the radius",
      tsr__box_wide, tsr__box_wide_supports, 1, 0, NULL},
@@ -1992,8 +1987,6 @@ extern "C" const tsr_variant tsr__threshold_cuda[] = {
      tsr__threshold_stream, tsr__threshold_stream_supports, 1, 0, NULL},
     {"reg", TSR_BACKEND_CUDA, "box/reg's means with the comparison as the output step (8-bit, blocks up to 7)",
      tsr__threshold_reg, tsr__threshold_reg_supports, 0, 0, NULL},
-    {"twopass", TSR_BACKEND_CUDA, "box/twopass's means with the comparison as the output step (8-bit, blocks up to 255)",
-     tsr__threshold_twopass, tsr__threshold_twopass_supports, 0, 0, tsr__threshold_twopass_prefer},
     {"wide", TSR_BACKEND_CUDA, "box/wide's means with the comparison as the output step (8-bit, blocks up to 255)",
      tsr__threshold_wide, tsr__threshold_wide_supports, 1, 0, NULL},
     {"sweep", TSR_BACKEND_CUDA, "box/sweep's means with the comparison in the row pass (8-bit, blocks up to 189)",

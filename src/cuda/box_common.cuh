@@ -311,14 +311,6 @@ extern "C" int tsr__box_wide_supports(const tsr_image *src, const void *params);
 extern "C" tsr_status tsr__box_wide(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex);
 extern "C" int tsr__threshold_wide_supports(const tsr_image *src, const void *params);
 extern "C" tsr_status tsr__threshold_wide(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex);
-/* box/twopass and threshold/twopass (box_wide.cu), registered in box.cu's tables. */
-extern "C" int tsr__box_twopass_supports(const tsr_image *src, const void *params);
-extern "C" int tsr__box_twopass_prefer(const tsr_image *src, const void *params);
-extern "C" int tsr__threshold_twopass_prefer(const tsr_image *src, const void *params);
-extern "C" tsr_status tsr__box_twopass(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex);
-extern "C" int tsr__threshold_twopass_supports(const tsr_image *src, const void *params);
-extern "C" tsr_status tsr__threshold_twopass(const tsr_image *src, tsr_image *dst, const void *params,
-                                             const tsr_exec *ex);
 /* box/sweep and threshold/sweep (box_sweep.cu), registered in box.cu's tables. */
 extern "C" int tsr__box_sweep_supports(const tsr_image *src, const void *params);
 extern "C" tsr_status tsr__box_sweep(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex);

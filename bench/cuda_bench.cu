@@ -6,12 +6,13 @@
  * keeps the GPU busy while the host enqueues the variant, so host overhead is not counted.
  * Median of >= 20 runs after 3 warm-up runs. Bytes = bytes read + bytes written (one pass).
  *
- * Usage: tessera-bench-cuda [--quick] [--no-table] [--ops a,b] [--size WxH ...] [--strips | --warp | --reg | --ring | --stream | --wide | --sweep | --small | --resize | --radii]
+ * Usage: tessera-bench-cuda [--quick] [--no-table] [--ops a,b] [--size WxH ...] [--strips | --warp | --reg | --ring | --stream | --wide | --stack | --sweep | --small | --resize | --radii]
  *   --strips: box/fast strip-height and column-sums band sweeps; --warp: box/warp and
  *   threshold/warp strip height x slide-path sweep; --reg: box/reg and threshold/reg strip heights;
  *   --ring: box/ring and threshold/ring strip heights at both sizes (radii 1..7), beside reg's and wide's defaults;
  *   --stream: box/stream and threshold/stream strip heights at both sizes (radii 8..16);
- *   --wide: box/wide and threshold/wide strip heights (3840x2160 too); --sweep: box/sweep and
+ *   --wide: box/wide and threshold/wide strip heights (3840x2160 too); --stack: the same with and
+ *   without stacked first windows (TSR_CUDA_WIDE_STACK; TSR_CUDA_WIDE_WARPS from the environment); --sweep: box/sweep and
  *   threshold/sweep strip heights at both sizes; --small: box/reg and threshold/reg strip heights,
  *   sums/packed bands and the resize sweeps at both sizes; --resize: only the resize sweeps
  *   (vec16 outputs per thread, cells' preloading and blocks, rows' groups per block); --radii: the default variant of box at every
@@ -672,7 +673,7 @@ int main(int argc, char **argv)
     int sizes[8][2] = {{8192, 8192}, {3840, 2160}}, nsizes = 2, custom = 0;   /* --size WxH replaces them */
     /* the sweeps, by flag (at most one runs: the last given) */
     static const char *const sweeps[] = {"--strips", "--warp", "--reg", "--wide", "--radii", "--sweep",
-                                         "--small", "--resize", "--ring", "--stream"};
+                                         "--small", "--resize", "--ring", "--stream", "--stack"};
     for (int i = 1; i < argc; i++) {
         int known = 0;
         for (int k = 0; k < (int)(sizeof sweeps / sizeof sweeps[0]); k++)
@@ -701,7 +702,7 @@ int main(int argc, char **argv)
             if (!help) fprintf(stderr, "tessera-bench-cuda: unknown or incomplete option '%s'\n", argv[i]);
             fprintf(help ? stdout : stderr,
                     "usage: tessera-bench-cuda [--quick] [--no-table] [--ops a,b] [--size WxH ...]\n"
-                    "       [--strips | --warp | --reg | --ring | --stream | --wide | --sweep | --small | --resize | --radii]\n"
+                    "       [--strips | --warp | --reg | --ring | --stream | --wide | --stack | --sweep | --small | --resize | --radii]\n"
                     "(bench/cuda_bench.cu's first comment says what each does)\n");
             return help ? 0 : 2;
         }
@@ -826,6 +827,8 @@ int main(int argc, char **argv)
         if (strips == 6)
             sweep_strips("sweep", "TSR_CUDA_SWEEP_STRIP", NULL, {1, 3, 7, 15, 31, 64}, {8, 16, 24, 32, 48, 64}, &g);
         if (strips == 5) radii_table(&g);
+        if (strips == 11)   /* box/wide's stacked first windows (TSR_CUDA_WIDE_WARPS from the environment) */
+            sweep_strips("wide", "TSR_CUDA_WIDE_STRIP", "TSR_CUDA_WIDE_STACK", {4, 8, 16, 24, 31, 48, 64}, {4, 6, 8, 12, 16, 24}, &g);
         tsr_image_free(&g);
         tsr_image_free(&rgb);
         printf("\n");

@@ -280,6 +280,46 @@ TEST(test_variants_box_gray8_wide)
     finish("box", skipped);
 }
 
+/* CUDA box/wide and threshold/wide with stacked first windows forced on (TSR_CUDA_WIDE_STACK) in
+ * blocks of 4 and 8 warps, strips of 3, 8 and 16 rows: windows of one chunk and of as many as the
+ * row buffers hold, with and without rows after the chunks, blocks against the image's top and
+ * bottom and past it, edge and interior segments, one-segment images, every border. */
+TEST(test_variants_box_wide_stacked)
+{
+    static const char *warps[] = {"4", "8"}, *strips[] = {"3", "8", "16"};
+    static const int rys[] = {1, 6, 20, 31, 59, 64, 119, 128};
+    static const struct { int w, h; } gs[] = {{1031, 700}, {1400, 301}, {37, 5}, {513, 40}};
+    int skipped = 0, n = 0;
+    setenv("TSR_CUDA_WIDE_STACK", "1", 1);
+    for (int wi = 0; wi < 2; wi++)
+        for (int si = 0; si < 3; si++) {
+            setenv("TSR_CUDA_WIDE_WARPS", warps[wi], 1);
+            setenv("TSR_CUDA_WIDE_STRIP", strips[si], 1);
+            for (int ri = 0; ri < 8; ri++, n++) {
+                const int gi = (n / 8 + ri) % 4, w = gs[gi].w, ry = rys[ri];
+                int rx = ri % 3 == 0 ? 1 : ri % 3 == 1 ? 17 : 64, tr = ry < 127 ? ry : 127;
+                if (rx >= w) rx = w - 1;
+                if (tr >= w) tr = w - 1;
+                tsr_box_params p = {0, rx, ry, n % 4, n & 1 ? 255 : 9};
+                tsr_threshold_params tp = {2 * tr + 1, (double)(n % 5) - 2.0, TSR_THRESH_MEAN, n & 1, 255};
+                tsr_image img;
+                char what[160];
+                if (!make(&img, w, gs[gi].h, 1, TSR_U8, n % 4)) return;
+                snprintf(what, sizeof what, "%dx%d gray8 rx=%d ry=%d border=%d, stacked, %s warps, strips of %s",
+                         img.width, img.height, rx, ry, p.border, warps[wi], strips[si]);
+                skipped += compare_all("box", &img, &p, what);
+                snprintf(what, sizeof what, "%dx%d block=%d, stacked, %s warps, strips of %s", img.width, img.height,
+                         tp.block, warps[wi], strips[si]);
+                skipped += compare_all("threshold", &img, &tp, what);
+                tsr_image_free(&img);
+            }
+        }
+    unsetenv("TSR_CUDA_WIDE_STACK");
+    unsetenv("TSR_CUDA_WIDE_WARPS");
+    unsetenv("TSR_CUDA_WIDE_STRIP");
+    finish("box", skipped);
+}
+
 /* threshold/wide: blocks around its 16-column halo steps and its largest block (255), on widths
  * around the segments and a one-segment image. */
 TEST(test_variants_threshold_wide)

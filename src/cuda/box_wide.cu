@@ -37,9 +37,9 @@ enum {
     TSR_WD_SEG = 32 * TSR_WD_CPT,           /* columns per segment (one warp) */
     TSR_WD_GROUP = TSR_WD_CPT + 1,          /* shared words per 16 columns (one pad word) */
     TSR_WD_ROW = 32 * TSR_WD_GROUP + 1,     /* shared words of one row: lane-local prefixes of E[0..512] */
-    TSR_WD_WARPS = 4,                       /* warps per block (independent) */
-    TSR_WD_MINB = 6,                        /* blocks per SM the registers must allow: 80 registers,
-                                               measured best from radius 15 up and equal below */
+    TSR_WD_RESIDENT = 24,                   /* warps per SM the registers must allow (in blocks of 4 or 8
+                                               warps, g.warps): 80 registers, measured best from radius
+                                               15 up and equal below */
     TSR_WD_RXMAX = 127,                     /* halo of at most 8 lanes each side */
     TSR_WD_RYMAX = 128                      /* 257 rows of bytes fit 16 bits */
 };
@@ -59,6 +59,12 @@ struct tsr__wide_geom {
     int kp, mp;             /* rx + 1 = 16 kp + mp */
     int km, mm;             /* -rx = 16 km + mm, 0 <= mm < 16 */
     unsigned cv;            /* the column sum of a column outside the image (constant border) */
+    int warps;              /* warps per block (4 or 8) */
+    int stack;              /* nonzero: the interior warps of a block are consecutive strips of one
+                               segment and build their first windows from shared chunk sums */
+    int sq, srem, nchunks;  /* stacked: 2 ry + 1 = sq chunks of strip_h rows + srem rows; chunks per block */
+    int sq_e, srem_e, nchunks_e;   /* the same for the edge segments' strips (strip_e rows) */
+    long long eblocks;      /* stacked: blocks of the edge segments, which come first */
 };
 
 /* The window sums of this lane's 16 columns from the segment row S of lane-local prefixes:
@@ -183,9 +189,9 @@ __device__ __noinline__ static tsr__wd_sums tsr__wd_fill_outside(tsr__wd_sums cs
 /* Rows [y0, y1) of the segment starting at image column xs: the column sums of the first
  * window, then per row the output and the slide by the row entering and the row leaving (both
  * loaded one row ahead). */
-template <int THRESH, int EDGE, int SHIFT>
+template <int THRESH, int EDGE, int SHIFT, int PRE = 0>
 __device__ __forceinline__ void tsr__wd_strip(const tsr__box_args &a, const tsr__wide_geom &g, unsigned *S, int lane,
-                                              int xs, int y0, int y1)
+                                              int xs, int y0, int y1, const unsigned *pre = nullptr)
 {
     const int xc = xs + TSR_WD_CPT * lane;
     /* inside: 0 no column in the image, 1 all 16, 2 the partial last group */
@@ -194,7 +200,10 @@ __device__ __forceinline__ void tsr__wd_strip(const tsr__box_args &a, const tsr_
     const int ry = a.ry;
     unsigned c[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     const int inner = !EDGE && y0 - ry >= 0 && y1 + ry + 1 < a.h;   /* no row of the strip needs the border */
-    if (inner) {   /* the first window's rows by pointer steps (2ry+1 of them: most of a tall window's cost) */
+    if (PRE) {   /* the first window came with the call (a stacked block's chunk sums) */
+#pragma unroll
+        for (int k = 0; k < 8; k++) c[k] = pre[k];
+    } else if (inner) {   /* the first window's rows by pointer steps (2ry+1 of them: most of a tall window's cost) */
         const uint8_t *p = tsr__cu_row<uint8_t>(a.src, a.sstride, y0 - ry) + xc;
 #pragma unroll 8
         for (int i = -ry; i <= ry; i++, p += a.sstride) tsr__rg_acc(c, __ldg((const uint4 *)p));
@@ -242,16 +251,99 @@ __device__ __forceinline__ void tsr__wd_strip(const tsr__box_args &a, const tsr_
     }
 }
 
-/* One warp per (segment, strip): the edge segments' warps first, then the interior ones, whose
- * consecutive warps are neighbouring segments of one strip (their halo rows meet in L2). */
-template <int THRESH, int SHIFT>
-__global__ void __launch_bounds__(TSR_WD_WARPS * 32, TSR_WD_MINB) tsr__box_wide_kernel(tsr__box_args a, tsr__wide_geom g)
+/* Add rows [ya, ya + n) of this lane's 16 columns to t: by pointer steps where every row is
+ * inside the image and every column too (rows_inside, !EDGE), else mapped through the border. */
+template <int EDGE>
+__device__ __forceinline__ void tsr__wd_sum_rows(const tsr__box_args &a, int ya, int n, int xc, int inside,
+                                                 bool rows_inside, unsigned t[8])
 {
-    __shared__ unsigned smem[TSR_WD_WARPS][2 * TSR_WD_ROW];
-    const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5;
-    long long gw = (long long)blockIdx.x * TSR_WD_WARPS + wib;
-    if (gw >= g.nwarps) return;   /* the whole warp leaves; nothing waits for other warps */
+    if (!EDGE && rows_inside) {
+        const uint8_t *p = tsr__cu_row<uint8_t>(a.src, a.sstride, ya) + xc;
+#pragma unroll 8
+        for (int i = 0; i < n; i++, p += a.sstride) tsr__rg_acc(t, __ldg((const uint4 *)p));
+    } else {
+#pragma unroll 8
+        for (int i = 0; i < n; i++) tsr__rg_acc(t, tsr__wd_load<EDGE>(a, ya + i, xc, inside));
+    }
+}
+
+/* The first windows of a stacked block (warp wib's strip starts at Y0 + wib * strip_h): the rows
+ * from Y0 - ry on are cut into chunks of strip_h rows, the warps sum the chunks between them (each
+ * chunk once) into shared memory C, and each warp's window is its sq chunks plus the srem rows
+ * after them, so a block loads about (warps + sq) strip_h rows for its first windows instead of
+ * warps (2 ry + 1), and no warp's start waits for more than a few chunks. Rows outside the image
+ * are mapped through the border as the strips map them. Block-wide: every warp reaches both
+ * barriers. C aliases the warps' row buffers, which the strips only touch after the second. */
+template <int W, int EDGE>
+__device__ __forceinline__ void tsr__wd_stack_start(const tsr__box_args &a, int sh, int sq, int srem, int nchunks, uint4 *C,
+                                                    int lane, int wib, int xc, int inside, int Y0, bool rows_inside,
+                                                    unsigned c[8])
+{
+    const int ya = Y0 - a.ry;
+#pragma unroll
+    for (int k = 0; k < 8; k++) c[k] = 0;
+    tsr__wd_sum_rows<EDGE>(a, ya + (wib + sq) * sh, srem, xc, inside, rows_inside, c);
+    for (int k = wib; k < nchunks; k += W) {
+        unsigned t[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        tsr__wd_sum_rows<EDGE>(a, ya + k * sh, sh, xc, inside, rows_inside, t);
+        /* lane-consecutive 16-byte words: conflict-free */
+        C[64 * k + lane] = make_uint4(t[0], t[1], t[2], t[3]);
+        C[64 * k + 32 + lane] = make_uint4(t[4], t[5], t[6], t[7]);
+    }
+    __syncthreads();
+    for (int k = wib; k < wib + sq; k++) {
+        const uint4 u = C[64 * k + lane], v = C[64 * k + 32 + lane];
+        c[0] += u.x, c[1] += u.y, c[2] += u.z, c[3] += u.w;
+        c[4] += v.x, c[5] += v.y, c[6] += v.z, c[7] += v.w;
+    }
+    __syncthreads();
+}
+
+/* A stacked block: warps of one segment (edge or interior, EDGE) on W consecutive strips of sh
+ * rows (the edge segments' strip_e, else strip_h) from Y0. */
+template <int THRESH, int EDGE, int SHIFT, int W>
+__device__ __forceinline__ void tsr__wd_stacked(const tsr__box_args &a, const tsr__wide_geom &g, unsigned (*smem)[2 * TSR_WD_ROW],
+                                                int lane, int wib, int xs, int Y0)
+{
     unsigned *S = smem[wib];
+    const int sh = EDGE ? g.strip_e : g.strip_h, xc = xs + TSR_WD_CPT * lane, y0 = Y0 + wib * sh;
+    const int inside = !EDGE || (xc >= 0 && xc + TSR_WD_CPT <= a.w) ? 1 : xc >= 0 && xc < a.w ? 2 : 0;
+    const bool rows_inside = Y0 >= a.ry && Y0 + W * sh + a.ry + 1 < a.h;
+    unsigned c[8];
+    tsr__wd_stack_start<W, EDGE>(a, sh, EDGE ? g.sq_e : g.sq, EDGE ? g.srem_e : g.srem, EDGE ? g.nchunks_e : g.nchunks,
+                                 (uint4 *)&smem[0][0], lane, wib, xc, inside, Y0, rows_inside, c);
+    if (y0 >= a.h) return;
+    if (lane == 0) S[TSR_WD_GROUP * 32] = S[TSR_WD_ROW + TSR_WD_GROUP * 32] = 0;   /* local prefix of E[512] */
+    __syncwarp();
+    tsr__wd_strip<THRESH, EDGE, SHIFT, 1>(a, g, S, lane, xs, y0, min(a.h, y0 + sh), c);
+}
+
+/* One warp per (segment, strip), the edge segments' (shorter strips) first. Unstacked,
+ * consecutive interior warps are neighbouring segments of one strip (their halo rows meet in
+ * L2). Stacked (g.stack): a block's W warps are W consecutive strips of one segment, consecutive
+ * interior blocks neighbouring segments, and the warps share their first windows' rows
+ * (tsr__wd_stack_start). */
+template <int THRESH, int SHIFT, int W>
+__global__ void __launch_bounds__(W * 32, TSR_WD_RESIDENT / W) tsr__box_wide_kernel(tsr__box_args a, tsr__wide_geom g)
+{
+    __shared__ __align__(16) unsigned smem[W][2 * TSR_WD_ROW];
+    const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5;
+    if (g.stack) {
+        const int ngroups_e = (g.nstrips_e + W - 1) / W, b = (int)blockIdx.x;
+        if (b < g.eblocks) {
+            const int idx = b / ngroups_e, seg = idx < g.seg_l ? idx : g.seg_r + (idx - g.seg_l);
+            tsr__wd_stacked<THRESH, 1, SHIFT, W>(a, g, smem, lane, wib, seg * g.ow - TSR_WD_CPT * g.lo,
+                                                 (b % ngroups_e) * W * g.strip_e);
+        } else {
+            const int bi = b - (int)g.eblocks, nint = g.seg_r - g.seg_l, seg = g.seg_l + bi % nint;
+            tsr__wd_stacked<THRESH, 0, SHIFT, W>(a, g, smem, lane, wib, seg * g.ow - TSR_WD_CPT * g.lo,
+                                                 bi / nint * W * g.strip_h);
+        }
+        return;
+    }
+    unsigned *S = smem[wib];
+    long long gw = (long long)blockIdx.x * W + wib;
+    if (gw >= g.nwarps) return;   /* the whole warp leaves; nothing waits for other warps */
     if (lane == 0) S[TSR_WD_GROUP * 32] = S[TSR_WD_ROW + TSR_WD_GROUP * 32] = 0;   /* local prefix of E[512] */
     if (gw < g.nwarps_e) {
         const int idx = (int)(gw / g.nstrips_e), strip = (int)(gw % g.nstrips_e);
@@ -333,6 +425,22 @@ static int tsr__box_wide_plan(const tsr__box_args &a, int depth, const tsr_image
     g->km = -((a.rx + 15) >> 4);
     g->mm = (16 - (a.rx & 15)) & 15;
     g->cv = (unsigned)(2 * a.ry + 1) * (unsigned)a.value;
+    /* Stacking (TSR_CUDA_WIDE_STACK, TSR_CUDA_WIDE_WARPS 4 or 8): the chunks a block sums must fit
+     * its row buffers (256 words each). */
+    g->warps = tsr__env_int("TSR_CUDA_WIDE_WARPS", 4) == 8 ? 8 : 4;
+    g->stack = 0;
+    g->eblocks = 0;
+    g->sq = (2 * a.ry + 1) / g->strip_h;
+    g->srem = 2 * a.ry + 1 - g->sq * g->strip_h;
+    g->nchunks = g->warps + g->sq - 1;
+    g->sq_e = (2 * a.ry + 1) / g->strip_e;
+    g->srem_e = 2 * a.ry + 1 - g->sq_e * g->strip_e;
+    g->nchunks_e = g->warps + g->sq_e - 1;
+    const int cap = g->warps * 2 * TSR_WD_ROW / 256;   /* chunks the row buffers hold */
+    if (tsr__env_int("TSR_CUDA_WIDE_STACK", 0) && g->sq >= 1 && g->nchunks <= cap && g->nchunks_e <= cap) {
+        g->stack = 1;
+        g->eblocks = nedge * ((g->nstrips_e + g->warps - 1) / g->warps);
+    }
     return 1;
 }
 
@@ -347,11 +455,22 @@ static tsr_status tsr__box_wide_run(const tsr__box_args &a, const tsr_image *src
         return tsr__fail(TSR_E_UNSUPPORTED, "%s: only 8-bit one-channel images with 16-byte aligned rows, rx up to %d "
                          "(below the width) and ry up to %d", what, TSR_WD_RXMAX, TSR_WD_RYMAX);
     if (g.nwarps == 0) return TSR_OK;
-    unsigned blocks = (unsigned)((g.nwarps + TSR_WD_WARPS - 1) / TSR_WD_WARPS);
-    if (a.thresh && g.shift) tsr__box_wide_kernel<1, 1><<<blocks, TSR_WD_WARPS * 32, 0, st>>>(a, g);
-    else if (a.thresh) tsr__box_wide_kernel<1, 0><<<blocks, TSR_WD_WARPS * 32, 0, st>>>(a, g);
-    else if (g.shift) tsr__box_wide_kernel<0, 1><<<blocks, TSR_WD_WARPS * 32, 0, st>>>(a, g);
-    else tsr__box_wide_kernel<0, 0><<<blocks, TSR_WD_WARPS * 32, 0, st>>>(a, g);
+    const long long W = g.warps;
+    const long long nb = g.stack ? g.eblocks + (long long)(g.seg_r - g.seg_l) * ((g.nstrips + W - 1) / W)
+                                 : (g.nwarps + W - 1) / W;
+    if (nb > INT_MAX) return tsr__fail(TSR_E_UNSUPPORTED, "%s: image too large for one launch", what);
+    const unsigned blocks = (unsigned)nb, threads = (unsigned)W * 32;
+    if (W == 8) {
+        if (a.thresh && g.shift) tsr__box_wide_kernel<1, 1, 8><<<blocks, threads, 0, st>>>(a, g);
+        else if (a.thresh) tsr__box_wide_kernel<1, 0, 8><<<blocks, threads, 0, st>>>(a, g);
+        else if (g.shift) tsr__box_wide_kernel<0, 1, 8><<<blocks, threads, 0, st>>>(a, g);
+        else tsr__box_wide_kernel<0, 0, 8><<<blocks, threads, 0, st>>>(a, g);
+    } else {
+        if (a.thresh && g.shift) tsr__box_wide_kernel<1, 1, 4><<<blocks, threads, 0, st>>>(a, g);
+        else if (a.thresh) tsr__box_wide_kernel<1, 0, 4><<<blocks, threads, 0, st>>>(a, g);
+        else if (g.shift) tsr__box_wide_kernel<0, 1, 4><<<blocks, threads, 0, st>>>(a, g);
+        else tsr__box_wide_kernel<0, 0, 4><<<blocks, threads, 0, st>>>(a, g);
+    }
     return TSR_CUDA_LAUNCHED(what);
 }
 

@@ -395,8 +395,9 @@ static int tsr__box_wide_plan(const tsr__box_args &a, int depth, const tsr_image
      * / 170.6 us against 137.5 at 16 and 179.7 at 32; threshold block 129 177.0 against 187.6),
      * ry/2 rows for taller windows (radius 100: 222 us against 242 at 32). */
     long long nint = g->seg_r - g->seg_l, nedge = g->nseg - nint;
+    const int short_of_warps = tsr__cu_short_of_warps(a.h, nint > 0 ? nint : 1);
     long long sh;
-    if (tsr__cu_short_of_warps(a.h, nint > 0 ? nint : 1)) {
+    if (short_of_warps) {
         sh = a.ry / 4;
         if (sh < 8) sh = 8;
         if (sh > 16) sh = 16;
@@ -405,11 +406,41 @@ static int tsr__box_wide_plan(const tsr__box_args &a, int depth, const tsr_image
         if (sh > 32) sh = 32;
         if (a.ry >= 4) sh = a.ry < 16 ? 12 : a.ry < 24 ? 16 : a.ry <= 64 ? 24 : a.ry / 2;
     }
-    sh = tsr__env_int("TSR_CUDA_WIDE_STRIP", (int)sh);
-    if (sh < 1) sh = 1;
-    if (sh > a.h) sh = a.h;
+    /* Stacked first windows (tsr__wd_stack_start) from ry = 12, in blocks of 8 warps: the
+     * twenty-fifth session's sweep (H200; docs/perf-notes.md) measured them 1.2-1.7x faster than
+     * the per-warp ones at 3840x2160 from r = 16 and 1.1-1.4x at 8192x8192 from r = 16, the same at
+     * r = 8 and slower at r = 4. Their strips: 8 rows up to ry = 40 on images short of warps and up
+     * to ry = 24 on larger ones, then 12, and 16 from ry = 41 on larger ones; taller where the
+     * chunks would not fit the row buffers. TSR_CUDA_WIDE_STACK (0 or 1), TSR_CUDA_WIDE_WARPS (4
+     * or 8) and TSR_CUDA_WIDE_STRIP override. */
+    const int env_strip = tsr__env_int("TSR_CUDA_WIDE_STRIP", 0);
+    const int want_stack = tsr__env_int("TSR_CUDA_WIDE_STACK", a.ry >= 12) != 0;
     long long split = tsr__env_int("TSR_CUDA_WIDE_SPLIT", 2);
     if (split < 1) split = 1;
+    g->warps = tsr__env_int("TSR_CUDA_WIDE_WARPS", want_stack ? 8 : 4) == 8 ? 8 : 4;
+    const int cap = g->warps * 2 * TSR_WD_ROW / 256;   /* chunks the row buffers hold */
+    auto stack_fits = [&](long long s) {
+        const long long se = (s + split - 1) / split, q = (2 * a.ry + 1) / s, qe = (2 * a.ry + 1) / se;
+        return q >= 1 && g->warps + q - 1 <= cap && g->warps + qe - 1 <= cap;
+    };
+    g->stack = 0;
+    if (want_stack) {
+        long long s = env_strip > 0 ? env_strip
+                      : short_of_warps ? (a.ry <= 40 ? 8 : 12)
+                                       : (a.ry <= 24 ? 8 : a.ry <= 40 ? 12 : 16);
+        for (;; s += 4) {
+            const long long sc = s < a.h ? s : a.h;
+            if (stack_fits(sc)) {
+                g->stack = 1;
+                sh = sc;
+                break;
+            }
+            if (env_strip > 0 || sc == a.h || s >= 64) break;
+        }
+    }
+    if (!g->stack && env_strip > 0) sh = env_strip;
+    if (sh < 1) sh = 1;
+    if (sh > a.h) sh = a.h;
     long long se = (sh + split - 1) / split;
     g->strip_h = (int)sh;
     g->nstrips = (int)((a.h + sh - 1) / sh);
@@ -425,22 +456,13 @@ static int tsr__box_wide_plan(const tsr__box_args &a, int depth, const tsr_image
     g->km = -((a.rx + 15) >> 4);
     g->mm = (16 - (a.rx & 15)) & 15;
     g->cv = (unsigned)(2 * a.ry + 1) * (unsigned)a.value;
-    /* Stacking (TSR_CUDA_WIDE_STACK, TSR_CUDA_WIDE_WARPS 4 or 8): the chunks a block sums must fit
-     * its row buffers (256 words each). */
-    g->warps = tsr__env_int("TSR_CUDA_WIDE_WARPS", 4) == 8 ? 8 : 4;
-    g->stack = 0;
-    g->eblocks = 0;
     g->sq = (2 * a.ry + 1) / g->strip_h;
     g->srem = 2 * a.ry + 1 - g->sq * g->strip_h;
     g->nchunks = g->warps + g->sq - 1;
     g->sq_e = (2 * a.ry + 1) / g->strip_e;
     g->srem_e = 2 * a.ry + 1 - g->sq_e * g->strip_e;
     g->nchunks_e = g->warps + g->sq_e - 1;
-    const int cap = g->warps * 2 * TSR_WD_ROW / 256;   /* chunks the row buffers hold */
-    if (tsr__env_int("TSR_CUDA_WIDE_STACK", 0) && g->sq >= 1 && g->nchunks <= cap && g->nchunks_e <= cap) {
-        g->stack = 1;
-        g->eblocks = nedge * ((g->nstrips_e + g->warps - 1) / g->warps);
-    }
+    g->eblocks = g->stack ? nedge * ((g->nstrips_e + g->warps - 1) / g->warps) : 0;
     return 1;
 }
 

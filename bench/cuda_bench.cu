@@ -828,7 +828,7 @@ int main(int argc, char **argv)
             sweep_strips("sweep", "TSR_CUDA_SWEEP_STRIP", NULL, {1, 3, 7, 15, 31, 64}, {8, 16, 24, 32, 48, 64}, &g);
         if (strips == 5) radii_table(&g);
         if (strips == 11)   /* box/wide's stacked first windows (TSR_CUDA_WIDE_WARPS from the environment) */
-            sweep_strips("wide", "TSR_CUDA_WIDE_STRIP", "TSR_CUDA_WIDE_STACK", {4, 8, 16, 24, 31, 48, 64}, {4, 6, 8, 12, 16, 24}, &g);
+            sweep_strips("wide", "TSR_CUDA_WIDE_STRIP", "TSR_CUDA_WIDE_STACK", {12, 13, 14, 15, 16, 17, 24, 48, 64}, {8, 12, 16}, &g);
         tsr_image_free(&g);
         tsr_image_free(&rgb);
         printf("\n");

@@ -1912,6 +1912,24 @@ static int tsr__threshold_ring_prefer(const tsr_image *src, const void *params)
 {
     return tsr__ring_prefer(src, params, 1);
 }
+/* box/wide's stacked first windows (from ry = 12) overtake stream's squares on images of up to
+ * about 10 Mpixels, which leave both kernels short of warps (H200, twenty-fifth session, us, wide
+ * / stream, box r = 12 / 14 / 16: 1920x1080 15.4 / 15.8 / 16.3 against 17.7 / 18.9 / 20.0,
+ * 3840x2160 20.4 / 21.0 / 21.5 against 20.3 / 21.7 / 24.0; threshold blocks 25..33 1920x1080
+ * 16.4-17.1 against 18.7-20.5, 3840x2160 21.3-22.4 against 22.2-24.5), but not on large ones
+ * (8192x8192 r = 16: about 98 against 95). So stream leaves those windows to wide there. */
+static int tsr__stream_prefer(const tsr_image *src, const void *params, int thresh)
+{
+    tsr_image dummy = *src;
+    const tsr__box_args a = tsr__small_args(src, &dummy, params, thresh);
+    if (a.ry < 12 || (long long)a.w * a.h > (10ll << 20)) return 1;
+    return !(thresh ? tsr__threshold_wide_supports(src, params) : tsr__box_wide_supports(src, params));
+}
+static int tsr__box_stream_prefer(const tsr_image *src, const void *params) { return tsr__stream_prefer(src, params, 0); }
+static int tsr__threshold_stream_prefer(const tsr_image *src, const void *params)
+{
+    return tsr__stream_prefer(src, params, 1);
+}
 static int tsr__box_stream_supports(const tsr_image *src, const void *params)
 {
     return tsr__small_supports(src, params, 0, 2);
@@ -1957,7 +1975,7 @@ extern "C" const tsr_variant tsr__box_cuda[] = {
      tsr__box_ring, tsr__box_ring_supports, 1, 0, tsr__box_ring_prefer},
     {"stream", TSR_BACKEND_CUDA,
      "8-bit gray, equal radii 8 to 16: box/ring's lanes with only the entering and leaving rows queued ahead (shared memory independent of the radius, 16-row strips)",
-     tsr__box_stream, tsr__box_stream_supports, 1, 0, NULL},
+     tsr__box_stream, tsr__box_stream_supports, 1, 0, tsr__box_stream_prefer},
     {"reg", TSR_BACKEND_CUDA,
      "8-bit gray, radii up to 2: 16 columns per lane, window rows and column sums in registers (box/ring is faster)",
      tsr__box_reg, tsr__box_reg_supports, 0, 0, NULL},
@@ -1984,7 +2002,7 @@ extern "C" const tsr_variant tsr__threshold_cuda[] = {
     {"ring", TSR_BACKEND_CUDA, "box/ring's means with the comparison as the output step (8-bit, blocks up to 25)",
      tsr__threshold_ring, tsr__threshold_ring_supports, 1, 0, tsr__threshold_ring_prefer},
     {"stream", TSR_BACKEND_CUDA, "box/stream's means with the comparison as the output step (8-bit, blocks 17 to 33)",
-     tsr__threshold_stream, tsr__threshold_stream_supports, 1, 0, NULL},
+     tsr__threshold_stream, tsr__threshold_stream_supports, 1, 0, tsr__threshold_stream_prefer},
     {"reg", TSR_BACKEND_CUDA, "box/reg's means with the comparison as the output step (8-bit, blocks up to 7)",
      tsr__threshold_reg, tsr__threshold_reg_supports, 0, 0, NULL},
     {"wide", TSR_BACKEND_CUDA, "box/wide's means with the comparison as the output step (8-bit, blocks up to 255)",

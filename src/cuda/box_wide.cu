@@ -22,6 +22,14 @@
  * arithmetic. Edge segments' strips are split shorter so they do not finish last. Rows outside
  * the image are mapped through the border when loaded (any ry).
  *
+ * A strip's first window (2 ry + 1 rows summed before its first output row) costs more than the
+ * strip itself at large radii, and on images that do not fill the GPU twice over the slowest
+ * warp sets the kernel's time. So from ry = 12 the warps are stacked (g.stack): a block's 8 warps
+ * take 8 consecutive strips of one segment, the rows their first windows need are cut into chunks
+ * of one strip height, each chunk is summed once (by one warp) into shared memory, and each warp
+ * adds its window's chunks and at most a strip of rows (tsr__wd_stack_start): about 8 + (2 ry +
+ * 1) / strip rows per block instead of 8 (2 ry + 1), and no warp waits on more than a few chunks.
+ *
  * The mean is floor((s + half) / area) = umulhi(s + half, magic) where the host found that exact
  * (tsr__box_magic's shift 0: windows up to about 4096 pixels), else byte 1 of umulhi(s + half,
  * ceil(2^40 / area)) (tsr__box_magic_byte1, exact for every window this kernel takes), which the

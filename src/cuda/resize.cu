@@ -633,14 +633,14 @@ struct tsr__rr_geom {
     static constexpr int PITCH = SB == 1 ? 816 : 1616;
 };
 
-/* The SB-byte sample at byte q of a word as an exact float (2^23 + v minus 2^23, as
- * tsr__sample_float); MAGIC is 0x4b000000 (a run-time value, so that the selector stays an
+/* The SB-byte sample at byte q of a word plus 2^23, as a float (exact: v < 2^23 fills the
+ * mantissa of 2^23); MAGIC is 0x4b000000 (a run-time value, so that the selector stays an
  * immediate). */
 template <int SB>
-__device__ static __forceinline__ float tsr__sample_at(unsigned word, int q, unsigned magic)
+__device__ static __forceinline__ float tsr__sample_biased(unsigned word, int q, unsigned magic)
 {
     const unsigned sel = SB == 1 ? 0x7440u | (unsigned)q : 0x7400u | (unsigned)(q + 1) << 4 | (unsigned)q;
-    return __fsub_rn(__uint_as_float(__byte_perm(word, magic, sel)), 8388608.f);
+    return __uint_as_float(__byte_perm(word, magic, sel));
 }
 
 /* Queue the copies of one group's NR staged source rows (from R0) into STAGE. The thread copies
@@ -717,11 +717,15 @@ __global__ void __launch_bounds__(TSR_RR_COLS, 4) tsr__resize_rows_kernel(const 
     const int last = x.dsize - dx0 < PIX ? x.dsize - 1 : dx0 + PIX - 1;
     int si0 = 0;
     float xa[4] = {0.f, 0.f, 0.f, 0.f};   /* weights of the cell's samples, 0 past its end */
+    float xb[4] = {0.f, 0.f, 0.f, 0.f};   /* -2^23 times them (exact: a power of two) */
     if (live) {
         const tsr__cu_cell xc = tsr__area_cell_of(x, dx);
         si0 = xc.si0;
 #pragma unroll
-        for (int k = 0; k < 4; k++) xa[k] = k < xc.n ? tsr__cell_alpha(xc, k) : 0.f;
+        for (int k = 0; k < 4; k++) {
+            xa[k] = k < xc.n ? tsr__cell_alpha(xc, k) : 0.f;
+            xb[k] = __fmul_rn(xa[k], -8388608.f);
+        }
         if (dx == dx0 && ch == 0) span[0] = xc.si0 * CN * SB;
         if (dx == last && ch == 0) span[1] = (xc.si0 + xc.n) * CN * SB;
     }
@@ -777,15 +781,18 @@ __global__ void __launch_bounds__(TSR_RR_COLS, 4) tsr__resize_rows_kernel(const 
                 unsigned f[NF];
 #pragma unroll
                 for (int q = 0; q < NF; q++) f[q] = __funnelshift_r(w[q], w[q + 1], sh);
-                float rs = __fmul_rn(tsr__sample_at<SB>(f[0], 0, magic), xa[0]);   /* 0 + p == p exactly */
+                /* round(v a) in one instruction: (2^23 + v) a - 2^23 a is exactly v a before the fused
+                 * multiply-add's single rounding; 0 + p == p exactly for the first */
+                float rs = __fmaf_rn(tsr__sample_biased<SB>(f[0], 0, magic), xa[0], xb[0]);
 #pragma unroll
                 for (int k = 1; k < 4; k++)
-                    rs = __fadd_rn(rs, __fmul_rn(tsr__sample_at<SB>(f[k * CN * SB / 4], k * CN * SB % 4, magic), xa[k]));
+                    rs = __fadd_rn(rs, __fmaf_rn(tsr__sample_biased<SB>(f[k * CN * SB / 4], k * CN * SB % 4, magic), xa[k],
+                                                 xb[k]));
                 const tsr__rows_desc e = rdesc[cs][i];
                 sum = __fadd_rn(sum, __fmul_rn(e.cur, rs));
                 if (e.end) {
-                    const int v = __float2int_rn(sum);
-                    *(T *)d = (T)(v < 0 ? 0u : (unsigned)v > maxv ? maxv : (unsigned)v);
+                    const unsigned v = __float2uint_rn(sum);   /* saturates: below 0 (and NaN) to 0 */
+                    *(T *)d = (T)(v > maxv ? maxv : v);
                     d += dstride;
                     sum = __fmul_rn(e.next, rs);
                 }

@@ -612,6 +612,40 @@ static void sweep_resize_out(const tsr_image *g)
             tsr_image_free(&im);
         }
     }
+    /* fractional factors from 8/3 to thumbnails: every CUDA variant that takes the size (outputs
+     * compared with cells'), NPP's super-sampling beside them */
+    printf("\n-- resize by fractional factors (%dx%d 8-bit gray)\n", g->width, g->height);
+    for (double f : {2.67, 3.5, 4.5, 6.5, 8.19, 13.3}) {
+        tsr_resize_params p = {(int)(g->width / f), (int)(g->height / f)};
+        const double bytes = (double)g->width * g->height + (double)p.width * p.height;
+        char lab[64];
+        const char *peer = NULL;
+        double peer_us = -1;
+#ifdef TSR_HAVE_NPP
+        tsr_image no = {0};
+        if (!tsr_image_create(&no, p.width, p.height, 1, TSR_U8, TSR_DEVICE)) {
+            NppiSize ssz = {g->width, g->height}, dsz = {p.width, p.height};
+            NppiRect sr = {0, 0, g->width, g->height}, dr = {0, 0, p.width, p.height};
+            peer = "nppiResize(SUPER)";
+            peer_us = NPP_TIME(nppiResize_8u_C1R_Ctx((const Npp8u *)g->data, (int)g->stride, ssz, sr, (Npp8u *)no.data,
+                                                     (int)no.stride, dsz, dr, NPPI_INTER_SUPER, g_npp));
+            tsr_image_free(&no);
+        }
+#endif
+        tsr_image ref = {0};
+        if (cells) time_variant(op, cells, g, &p, &ref);
+        for (int vi = 0; op->variants[vi]; vi++) {
+            const tsr_variant *v = op->variants[vi];
+            if (v->backend != TSR_BACKEND_CUDA || (v->supports && !v->supports(g, &p))) continue;
+            tsr_image out = {0};
+            const double us = time_variant(op, v, g, &p, &out);
+            snprintf(lab, sizeof lab, "-> %dx%d (%.2fx)%s", p.width, p.height, f,
+                     out.data && ref.data && !same_image(&out, &ref) ? " DIFF" : "");
+            print_row("resize", v->name, lab, us, bytes, peer, peer_us);
+            tsr_image_free(&out);
+        }
+        tsr_image_free(&ref);
+    }
     g_runs = saved_runs;
 }
 

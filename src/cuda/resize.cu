@@ -382,12 +382,14 @@ __device__ static tsr__cu_cell tsr__area_cell_of(const tsr__cu_area_axis &ax, in
     return c;
 }
 
-/* A sample (below 2^23) as a float, exactly: 2^23 + v has v in its mantissa, and subtracting
- * 2^23 is exact. Two full-rate instructions where the integer conversion runs at a quarter of
- * the rate (Nsight Compute: the kernel is issue-bound, 16 conversions per output at 8/3). */
-__device__ static __forceinline__ float tsr__sample_float(unsigned v)
+/* round(v a) for a sample v (below 2^23) and the weight A, AB = -2^23 A, the product of the
+ * sample as a float and its weight that the reference rounds: 2^23 + v is exact (v fills the
+ * mantissa), and (2^23 + v) a - 2^23 a is exactly v a before the fused multiply-add's single
+ * rounding. Two instructions (an or and the multiply-add) where converting first took three,
+ * and the integer conversion runs at a quarter of the rate. */
+__device__ static __forceinline__ float tsr__sample_times(unsigned v, float a, float ab)
 {
-    return __fsub_rn(__uint_as_float(0x4b000000u | v), 8388608.f);
+    return __fmaf_rn(__uint_as_float(0x4b000000u | v), a, ab);
 }
 
 /* Weight of entry k of cell c. */
@@ -412,13 +414,14 @@ __device__ __forceinline__ void tsr__resize_area_body(const unsigned char *src, 
     const int dx = blockIdx.x * blockDim.x + threadIdx.x, live = dx < x.dsize;
     tsr__cu_cell xc = {0, 0, 0.f, 0.f, 0.f};
     int xs[ms];
-    float xa[ms];
+    float xa[ms], xb[ms];   /* the weights, and -2^23 times them (tsr__sample_times) */
     if (live) {
         xc = tsr__area_cell_of(x, dx);
 #pragma unroll
         for (int k = 0; k < ms; k++) {
             xs[k] = (xc.si0 + (k < xc.n ? k : 0)) * cn;
             xa[k] = tsr__cell_alpha(xc, k);
+            xb[k] = __fmul_rn(xa[k], -8388608.f);
         }
     }
     for (long long dy0 = (long long)blockIdx.y * ROWS; dy0 < y.dsize; dy0 += (long long)gridDim.y * ROWS) {
@@ -465,7 +468,7 @@ __device__ __forceinline__ void tsr__resize_area_body(const unsigned char *src, 
                                 if (k < xc.n) {
 #pragma unroll
                                     for (int c = 0; c < cn; c++)
-                                        buf[c] = __fadd_rn(buf[c], __fmul_rn(tsr__sample_float(v[j][k][c]), xa[k]));
+                                        buf[c] = __fadd_rn(buf[c], tsr__sample_times(v[j][k][c], xa[k], xb[k]));
                                 }
                         }
 #pragma unroll
@@ -489,14 +492,15 @@ __device__ __forceinline__ void tsr__resize_area_body(const unsigned char *src, 
                         for (int k = 0; k < ms; k++)
                             if (k < xc.n) {
 #pragma unroll
-                                for (int c = 0; c < cn; c++) buf[c] = __fadd_rn(buf[c], __fmul_rn(tsr__sample_float(__ldg(row + xs[k] + c)), xa[k]));
+                                for (int c = 0; c < cn; c++)
+                                    buf[c] = __fadd_rn(buf[c], tsr__sample_times(__ldg(row + xs[k] + c), xa[k], xb[k]));
                             }
                     } else {
                         for (int k = 0; k < xc.n; k++) {
                             const T *p = row + (size_t)(xc.si0 + k) * cn;
-                            const float alpha = tsr__cell_alpha(xc, k);
+                            const float alpha = tsr__cell_alpha(xc, k), ab = __fmul_rn(alpha, -8388608.f);
 #pragma unroll
-                            for (int c = 0; c < cn; c++) buf[c] = __fadd_rn(buf[c], __fmul_rn(tsr__sample_float(__ldg(p + c)), alpha));
+                            for (int c = 0; c < cn; c++) buf[c] = __fadd_rn(buf[c], tsr__sample_times(__ldg(p + c), alpha, ab));
                         }
                     }
 #pragma unroll
@@ -633,8 +637,7 @@ struct tsr__rr_geom {
     static constexpr int PITCH = SB == 1 ? 816 : 1616;
 };
 
-/* The SB-byte sample at byte q of a word plus 2^23, as a float (exact: v < 2^23 fills the
- * mantissa of 2^23); MAGIC is 0x4b000000 (a run-time value, so that the selector stays an
+/* The SB-byte sample at byte q of a word plus 2^23, as a float (as in tsr__sample_times); MAGIC is 0x4b000000 (a run-time value, so that the selector stays an
  * immediate). */
 template <int SB>
 __device__ static __forceinline__ float tsr__sample_biased(unsigned word, int q, unsigned magic)

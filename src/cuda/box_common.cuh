@@ -122,13 +122,6 @@ __device__ static inline T tsr__box_result(const tsr__box_args &a, unsigned long
     return (T)(pass ? a.maxval : 0);
 }
 
-/* An integer from the environment (benchmark tuning knobs), or def. */
-static inline int tsr__env_int(const char *name, int def)
-{
-    const char *e = getenv(name);
-    return e && *e ? atoi(e) : def;
-}
-
 /* Whether 'nseg' warp-wide column segments over h rows come short of about 1.5 waves of
  * resident warps (20 per SM) at 16-row strips: there (3840x2160 on the H100, against
  * 8192x8192) short strips and the kernels with more warps in flight measured faster. */

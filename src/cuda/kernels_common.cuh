@@ -5,6 +5,7 @@
 
 #include "cuda_common.cuh"
 #include <stdint.h>
+#include <stdlib.h>
 
 /* OpenCV's borderInterpolate in closed form (equal to tsr__border_index for every p and len):
  * reflect modes are periodic, so one modulo replaces the folding loop. -1 means "outside" for
@@ -73,6 +74,13 @@ static inline int tsr__cu_sm_count(void)
         }
     }
     return sms;
+}
+
+/* An integer from the environment (benchmark tuning knobs), or def. */
+static inline int tsr__env_int(const char *name, int def)
+{
+    const char *e = getenv(name);
+    return e && *e ? atoi(e) : def;
 }
 
 /* 16 bytes from global to shared memory: an asynchronous copy from sm_80 (completed by

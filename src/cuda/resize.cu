@@ -807,17 +807,211 @@ __global__ void __launch_bounds__(TSR_RR_COLS, 4) tsr__resize_rows_kernel(const 
     }
 }
 
-/* Whether these arguments are resize/rows': 8- or 16-bit, a fractional size shrinking by less than
- * 3 both ways (cells of at most 4 x 4 samples). The sizes were checked before (tsr_run: 1 to the
- * input's). */
+/* ------------------------------------------------------------------------ fractional, bands of rows */
+
+/* resize/rows for factors of 3 and more on either axis (thumbnails: 3.5x to 13x measured 70-153 us
+ * in resize/cells at 8192x8192, level with NPP's super-sampling at 3.5x and 4.5x): a cell has up to
+ * floor(scale) + 2 samples a row, more than the 4 that the kernel above unpacks from two words.
+ * A block of 256 threads (one output sample each, as above) takes a band of g.ob output rows and
+ * streams the band's source rows through shared memory g.rs rows at a time (16-byte copies, two
+ * stages); each thread reads its cell's samples of a staged row one by one (a byte or 16-bit load
+ * each, so any channel count and any width of cell) and forms the row's weighted sum and the
+ * beta-weighted accumulation exactly as resize/cells does, with the same row descriptors as the
+ * kernel above (computed once for the band). */
+enum { TSR_RB_OBMAX = 16, TSR_RB_MAXR = 256 };
+
+/* Geometry of a band launch (tsr__resize_band_plan). */
+struct tsr__band_geom {
+    int ob;      /* output rows per block */
+    int rs;      /* source rows per stage */
+    int ns;      /* stages in the ring (2 to 4): ns - 1 in flight while one is summed */
+    int pitch;   /* bytes per staged row (a multiple of 16) */
+};
+
+/* Stage rows [A, B) of the band (source rows from R0) into stage row 0 onwards of DST: each row's
+ * NCHUNKS 16-byte chunks from byte BASE, by the block's threads in turn; a chunk that passes the
+ * row's RBYTES is read byte by byte (the copy would touch the row's padding). */
+__device__ static __forceinline__ void tsr__band_stage(unsigned char *dst, int pitch, const unsigned char *src,
+                                                       size_t sstride, int r0, int a, int b, int base, int nchunks,
+                                                       int rbytes)
+{
+    for (int r = a; r < b; r++) {
+        const unsigned char *srow = src + (size_t)(r0 + r) * sstride + base;
+        unsigned char *drow = dst + (r - a) * pitch;
+        for (int c = threadIdx.x; c < nchunks; c += blockDim.x) {
+            const int n = rbytes - base - 16 * c;
+            if (n >= 16)
+                tsr__cp16(drow + 16 * c, srow + 16 * c);
+            else {
+                unsigned w[4] = {0u, 0u, 0u, 0u};
+#pragma unroll
+                for (int k = 0; k < 16; k++)
+                    if (k < n) w[k >> 2] |= (unsigned)__ldg(srow + 16 * c + k) << (8 * (k & 3));
+                *(uint4 *)(drow + 16 * c) = make_uint4(w[0], w[1], w[2], w[3]);
+            }
+        }
+    }
+    tsr__cp_commit();
+}
+
+/* One block: output pixels blockIdx.x * (COLS / CN) onwards, output rows blockIdx.y * g.ob onwards
+ * (g.ob of them, fewer at the end). Dynamic shared memory: two stages of g.rs rows of g.pitch
+ * bytes, then the band's row descriptors (at most TSR_RB_MAXR). The source must be 16-byte
+ * aligned (data and stride), its rows at most 2^30 bytes. Asynchronous: queued on the caller's
+ * stream. */
+template <class T, int CN>
+__global__ void __launch_bounds__(TSR_RR_COLS) tsr__resize_band_kernel(const unsigned char *src, size_t sstride,
+                                                                     unsigned char *dst, size_t dstride,
+                                                                     tsr__cu_area_axis x, tsr__cu_area_axis y,
+                                                                     tsr__band_geom g)
+{
+    extern __shared__ __align__(16) unsigned char tsr__band_smem[];
+    tsr__rows_desc *desc = (tsr__rows_desc *)(tsr__band_smem + g.ns * g.rs * g.pitch);
+    __shared__ tsr__cu_cell ycell[TSR_RB_OBMAX];
+    __shared__ int span[2];
+    constexpr int SB = sizeof(T), PIX = TSR_RR_COLS / CN;
+    constexpr unsigned maxv = SB == 1 ? 255u : 65535u;
+    const int tid = threadIdx.x, ch = tid % CN, dx0 = blockIdx.x * PIX, dx = dx0 + tid / CN;
+    const int live = tid < PIX * CN && dx < x.dsize;
+    const int last = x.dsize - dx0 < PIX ? x.dsize - 1 : dx0 + PIX - 1;
+    tsr__cu_cell xc = {0, 1, 0.f, 0.f, 0.f};
+    if (live) {
+        xc = tsr__area_cell_of(x, dx);
+        if (dx == dx0 && ch == 0) span[0] = xc.si0 * CN * SB;
+        if (dx == last && ch == 0) span[1] = (xc.si0 + xc.n) * CN * SB;
+    }
+    const int dy0 = blockIdx.y * g.ob, nout = y.dsize - dy0 < g.ob ? y.dsize - dy0 : g.ob;
+    if (tid < nout) ycell[tid] = tsr__area_cell_of(y, dy0 + tid);
+    __syncthreads();
+    const int r0 = ycell[0].si0, nr = ycell[nout - 1].si0 + ycell[nout - 1].n - r0;
+    for (int i = tid; i < nr; i += TSR_RR_COLS) desc[i] = tsr__rows_desc_of(ycell, nout, r0 + i);
+    const int base = span[0] & ~15, nchunks = (span[1] - base + 15) >> 4, rbytes = x.ssize * CN * SB;
+    const int nst = (nr + g.rs - 1) / g.rs;
+    /* stage j: rows [j rs, (j + 1) rs) of the band into ring slot j % ns, one commit group each
+     * (empty past the last stage, so that waiting for all but the newest ns - 1 groups always
+     * means stage j is in) */
+    auto queue = [&](int j) {
+        if (j < nst) {
+            const int a = j * g.rs, b = a + g.rs < nr ? a + g.rs : nr;
+            tsr__band_stage(tsr__band_smem + (j % g.ns) * g.rs * g.pitch, g.pitch, src, sstride, r0, a, b, base, nchunks,
+                            rbytes);
+        } else
+            tsr__cp_commit();
+    };
+    for (int j = 0; j < g.ns - 1; j++) queue(j);
+    /* the cell's weights and -2^23 times them (tsr__sample_times) */
+    const float a0 = xc.first, a1 = xc.mid, a2 = xc.last;
+    const float b0 = __fmul_rn(a0, -8388608.f), b1 = __fmul_rn(a1, -8388608.f), b2 = __fmul_rn(a2, -8388608.f);
+    const int n = xc.n, step = CN * SB, off = (xc.si0 * CN + ch) * SB - base;
+    float sum = 0.f;
+    unsigned char *d = dst + (size_t)dy0 * dstride + ((size_t)dx * CN + ch) * SB;
+    for (int j = 0; j < nst; j++) {
+        queue(j + g.ns - 1);   /* into the slot that stage j - 1 left */
+        if (g.ns == 2) tsr__cp_wait<1>();
+        else if (g.ns == 3) tsr__cp_wait<2>();
+        else tsr__cp_wait<3>();
+        __syncthreads();   /* stage j is in (and, the first time, the descriptors are written) */
+        if (live) {
+            /* each staged row's x-weighted sum in the reference's order (first, mids, last), then
+             * as the kernel above: added beta weighted to its cell, stored where the cell ends */
+            const int ra = j * g.rs, rb = ra + g.rs < nr ? ra + g.rs : nr;
+            const unsigned char *p = tsr__band_smem + (j % g.ns) * g.rs * g.pitch + off;
+            for (int i = ra; i < rb; i++, p += g.pitch) {
+                float rs = tsr__sample_times(*(const T *)p, a0, b0);   /* 0 + p == p exactly */
+                const unsigned char *q = p + step;
+#pragma unroll 4
+                for (int k = 1; k < n - 1; k++, q += step) rs = __fadd_rn(rs, tsr__sample_times(*(const T *)q, a1, b1));
+                if (n > 1) rs = __fadd_rn(rs, tsr__sample_times(*(const T *)q, a2, b2));
+                const tsr__rows_desc e = desc[i];
+                sum = __fadd_rn(sum, __fmul_rn(e.cur, rs));
+                if (e.end) {
+                    const unsigned v = __float2uint_rn(sum);   /* saturates: below 0 (and NaN) to 0 */
+                    *(T *)d = (T)(v > maxv ? maxv : v);
+                    d += dstride;
+                    sum = __fmul_rn(e.next, rs);
+                }
+            }
+        }
+        __syncthreads();   /* stage j's rows are read: the next round may refill them */
+    }
+}
+
+/* Plan a band launch for a source of CN channels of SB-byte samples: output rows per block (at
+ * most TSR_RB_OBMAX, and few enough that a band has at most TSR_RB_MAXR source rows), two stages
+ * of up to 8 rows in about 40 KB. Returns 0 (resize/cells then runs) when a staged row would pass
+ * 20 KB (cells over 80 samples wide) or a band would need more rows than that. TSR_CUDA_RESIZE_BAND_ROWS, _STAGE and _RING override the rows per band,
+ * the rows per stage and the stages (within those limits), for tests and measurements. */
+static int tsr__resize_band_plan(int cn, int sb, const tsr__cu_area_axis &x, const tsr__cu_area_axis &y,
+                                 tsr__band_geom *g, size_t *smem)
+{
+    const int pix = TSR_RR_COLS / cn;
+    double samples = pix * x.scale + 4;   /* a block's cells, their partial ends and the alignment */
+    if (samples > x.ssize + 16.) samples = x.ssize + 16.;
+    const double bytes = samples * cn * sb + 32;
+    if (bytes > 20 * 1024) return 0;
+    const int pitch = ((int)bytes + 15) / 16 * 16;
+    /* about 24 source rows a band, but at least 3 blocks per SM (H200 sweep of 1 to 16 rows a band
+     * at 3.5x to 13.3x, 8192x8192 and 3840x2160: docs/perf-notes.md) */
+    long long bx = (x.dsize + pix - 1) / pix, ob = (long long)(24 / y.scale);
+    const long long obpar = (long long)y.dsize * bx / (3LL * tsr__cu_sm_count());
+    if (ob > obpar) ob = obpar;
+    const long long obmax = (long long)((TSR_RB_MAXR - 3) / y.scale);
+    ob = tsr__env_int("TSR_CUDA_RESIZE_BAND_ROWS", (int)ob);
+    if (ob > TSR_RB_OBMAX) ob = TSR_RB_OBMAX;
+    if (ob > obmax) ob = obmax;
+    if (ob < 1) ob = 1;
+    if ((y.dsize + ob - 1) / ob > TSR_CU_MAX_GRID_Y || ob * y.scale + 3 > TSR_RB_MAXR) return 0;
+    int ns = tsr__env_int("TSR_CUDA_RESIZE_BAND_RING", 2);   /* 3 and 4 measured no faster */
+    if (ns > 40 * 1024 / pitch) ns = 40 * 1024 / pitch;   /* at least 2: pitch <= 20 KB */
+    ns = ns < 2 ? 2 : ns > 4 ? 4 : ns;
+    int rs = tsr__env_int("TSR_CUDA_RESIZE_BAND_STAGE", 40 * 1024 / (ns * pitch));
+    if (rs > 40 * 1024 / (ns * pitch)) rs = 40 * 1024 / (ns * pitch);
+    g->ob = (int)ob;
+    g->rs = rs < 1 ? 1 : rs > 8 ? 8 : rs;
+    g->ns = ns;
+    g->pitch = pitch;
+    *smem = (size_t)ns * g->rs * pitch + TSR_RB_MAXR * sizeof(tsr__rows_desc);
+    return 1;
+}
+
+/* Queue the band kernel for T samples (the plan said yes). */
+template <class T>
+static void tsr__resize_band_launch(const tsr_image *src, tsr_image *dst, const tsr__cu_area_axis &x,
+                                    const tsr__cu_area_axis &y, const tsr__band_geom &g, size_t smem, cudaStream_t st)
+{
+    const unsigned bx = tsr__div_up((unsigned)dst->width, TSR_RR_COLS / src->channels);
+    const dim3 grid(bx, (unsigned)((dst->height + g.ob - 1) / g.ob));
+    const unsigned char *sp = (const unsigned char *)src->data;
+    unsigned char *dp = (unsigned char *)dst->data;
+#define TSR__RB(CN) tsr__resize_band_kernel<T, CN><<<grid, TSR_RR_COLS, smem, st>>>(sp, src->stride, dp, dst->stride, x, y, g)
+    switch (src->channels) {
+    case 1: TSR__RB(1); break;
+    case 2: TSR__RB(2); break;
+    case 3: TSR__RB(3); break;
+    default: TSR__RB(4); break;
+    }
+#undef TSR__RB
+}
+
+/* Whether these arguments are resize/rows': 8- or 16-bit, a fractional size, shrinking by less than
+ * 3 both ways (cells of at most 4 x 4 samples: the staged-rows kernel) or by more where a band
+ * plan exists (cells up to about 80 samples wide: the band kernel). The sizes were checked before
+ * (tsr_run: 1 to the input's). */
 static int tsr__resize_rows_supports(const tsr_image *src, const void *params)
 {
     const tsr_resize_params *p = (const tsr_resize_params *)params;
     int fx, fy;
     if ((src->depth != TSR_U8 && src->depth != TSR_U16) || tsr__resize_is_integer(src, p, &fx, &fy)) return 0;
     if (tsr_image_row_bytes(src) > 0x3fffffff) return 0;   /* byte offsets within a row stay int */
-    return tsr__area_slots(1. / ((double)p->width / src->width)) <= 4 &&
-           tsr__area_slots(1. / ((double)p->height / src->height)) <= 4;
+    tsr_image dst = *src;
+    dst.width = p->width;
+    dst.height = p->height;
+    tsr__cu_area_axis x, y;
+    tsr__area_axes(src, &dst, &x, &y);
+    if (tsr__area_slots(x.scale) <= 4 && tsr__area_slots(y.scale) <= 4) return 1;
+    tsr__band_geom g;
+    size_t smem;
+    return tsr__resize_band_plan(src->channels, src->depth == TSR_U8 ? 1 : 2, x, y, &g, &smem);
 }
 
 /* Queue resize/rows' kernel for T samples. Row groups per block: about groups x blocks across /
@@ -858,9 +1052,18 @@ static tsr_status tsr__resize_rows(const tsr_image *src, tsr_image *dst, const v
     if (!tsr__cu_aligned(src->data, src->stride, 16)) return tsr__resize_area(src, dst, st);
     tsr__cu_area_axis x, y;
     tsr__area_axes(src, dst, &x, &y);
-    if (src->depth == TSR_U8) tsr__resize_rows_launch<uint8_t>(src, dst, x, y, st);
-    else tsr__resize_rows_launch<uint16_t>(src, dst, x, y, st);
-    return TSR_CUDA_LAUNCHED("resize/rows kernel");
+    if (tsr__area_slots(x.scale) <= 4 && tsr__area_slots(y.scale) <= 4) {
+        if (src->depth == TSR_U8) tsr__resize_rows_launch<uint8_t>(src, dst, x, y, st);
+        else tsr__resize_rows_launch<uint16_t>(src, dst, x, y, st);
+        return TSR_CUDA_LAUNCHED("resize/rows kernel");
+    }
+    tsr__band_geom g;
+    size_t smem;
+    if (!tsr__resize_band_plan(src->channels, src->depth == TSR_U8 ? 1 : 2, x, y, &g, &smem))
+        return tsr__resize_area(src, dst, st);
+    if (src->depth == TSR_U8) tsr__resize_band_launch<uint8_t>(src, dst, x, y, g, smem, st);
+    else tsr__resize_band_launch<uint16_t>(src, dst, x, y, g, smem, st);
+    return TSR_CUDA_LAUNCHED("resize/rows band kernel");
 }
 
 /* resize/cells: integer factors exactly by cell sums, any other size by the weight cells. */
@@ -878,8 +1081,9 @@ extern "C" const tsr_variant tsr__resize_cuda[] = {
      "8-bit gray shrunk 2x2 or 4x4, RGB and RGBA shrunk 2x2: several outputs per thread from 16-byte loads and stores",
      tsr__resize_vec16, tsr__resize_vec16_supports, 1, 0, NULL},
     {"rows", TSR_BACKEND_CUDA,
-     "fractional sizes shrinking by less than 3: a block stages its source rows in shared memory "
-     "with 16-byte copies, one output sample per thread",
+     "fractional sizes: a block stages its source rows in shared memory with 16-byte copies, one "
+     "output sample per thread (by less than 3: a cell's 4 samples from two words; by more: bands "
+     "of rows streamed, samples one by one)",
      tsr__resize_rows, tsr__resize_rows_supports, 1, 0, NULL},
     {"cells", TSR_BACKEND_CUDA,
      "one thread per output pixel: exact integer cells, or fractional weight cells computed in the kernel",

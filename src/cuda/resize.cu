@@ -859,7 +859,7 @@ __device__ static __forceinline__ void tsr__band_stage(unsigned char *dst, int p
  * bytes, then the band's row descriptors (at most TSR_RB_MAXR). The source must be 16-byte
  * aligned (data and stride), its rows at most 2^30 bytes. Asynchronous: queued on the caller's
  * stream. */
-template <class T, int CN>
+template <class T, int CN, int K>
 __global__ void __launch_bounds__(TSR_RR_COLS) tsr__resize_band_kernel(const unsigned char *src, size_t sstride,
                                                                      unsigned char *dst, size_t dstride,
                                                                      tsr__cu_area_axis x, tsr__cu_area_axis y,
@@ -902,6 +902,14 @@ __global__ void __launch_bounds__(TSR_RR_COLS) tsr__resize_band_kernel(const uns
     /* the cell's weights and -2^23 times them (tsr__sample_times) */
     const float a0 = xc.first, a1 = xc.mid, a2 = xc.last;
     const float b0 = __fmul_rn(a0, -8388608.f), b1 = __fmul_rn(a1, -8388608.f), b2 = __fmul_rn(a2, -8388608.f);
+    /* K > 0 (cells of at most K samples): every row takes K samples, the weights past the cell's
+     * end 0 (rs + 0 == rs), so the loop is the same for every thread and fully unrolled */
+    float wa[K > 0 ? K : 1], wb[K > 0 ? K : 1];
+#pragma unroll
+    for (int k = 0; k < (K > 0 ? K : 1); k++) {
+        wa[k] = k < xc.n ? tsr__cell_alpha(xc, k) : 0.f;
+        wb[k] = __fmul_rn(wa[k], -8388608.f);
+    }
     const int n = xc.n, step = CN * SB, off = (xc.si0 * CN + ch) * SB - base;
     float sum = 0.f;
     unsigned char *d = dst + (size_t)dy0 * dstride + ((size_t)dx * CN + ch) * SB;
@@ -917,11 +925,18 @@ __global__ void __launch_bounds__(TSR_RR_COLS) tsr__resize_band_kernel(const uns
             const int ra = j * g.rs, rb = ra + g.rs < nr ? ra + g.rs : nr;
             const unsigned char *p = tsr__band_smem + (j % g.ns) * g.rs * g.pitch + off;
             for (int i = ra; i < rb; i++, p += g.pitch) {
-                float rs = tsr__sample_times(*(const T *)p, a0, b0);   /* 0 + p == p exactly */
-                const unsigned char *q = p + step;
+                float rs;
+                if constexpr (K > 0) {
+                    rs = tsr__sample_times(*(const T *)p, wa[0], wb[0]);   /* 0 + p == p exactly */
+#pragma unroll
+                    for (int k = 1; k < K; k++) rs = __fadd_rn(rs, tsr__sample_times(*(const T *)(p + k * step), wa[k], wb[k]));
+                } else {
+                    rs = tsr__sample_times(*(const T *)p, a0, b0);
+                    const unsigned char *q = p + step;
 #pragma unroll 4
-                for (int k = 1; k < n - 1; k++, q += step) rs = __fadd_rn(rs, tsr__sample_times(*(const T *)q, a1, b1));
-                if (n > 1) rs = __fadd_rn(rs, tsr__sample_times(*(const T *)q, a2, b2));
+                    for (int k = 1; k < n - 1; k++, q += step) rs = __fadd_rn(rs, tsr__sample_times(*(const T *)q, a1, b1));
+                    if (n > 1) rs = __fadd_rn(rs, tsr__sample_times(*(const T *)q, a2, b2));
+                }
                 const tsr__rows_desc e = desc[i];
                 sum = __fadd_rn(sum, __fmul_rn(e.cur, rs));
                 if (e.end) {
@@ -936,6 +951,16 @@ __global__ void __launch_bounds__(TSR_RR_COLS) tsr__resize_band_kernel(const uns
     }
 }
 
+/* The band kernel's K for cells of an x scale: the smallest of 6, 10, 16 that holds
+ * floor(scale) + 2 samples, 0 (the loop over each cell's own width) beyond;
+ * TSR_CUDA_RESIZE_BAND_K=0 forces the loop. */
+static int tsr__band_k(double scale)
+{
+    const int slots = tsr__area_slots(scale);
+    if (!tsr__env_int("TSR_CUDA_RESIZE_BAND_K", 1)) return 0;
+    return slots <= 6 ? 6 : slots <= 10 ? 10 : slots <= 16 ? 16 : 0;
+}
+
 /* Plan a band launch for a source of CN channels of SB-byte samples: output rows per block (at
  * most TSR_RB_OBMAX, and few enough that a band has at most TSR_RB_MAXR source rows), two stages
  * of up to 8 rows in about 40 KB. Returns 0 (resize/cells then runs) when a staged row would pass
@@ -947,7 +972,8 @@ static int tsr__resize_band_plan(int cn, int sb, const tsr__cu_area_axis &x, con
     const int pix = TSR_RR_COLS / cn;
     double samples = pix * x.scale + 4;   /* a block's cells, their partial ends and the alignment */
     if (samples > x.ssize + 16.) samples = x.ssize + 16.;
-    const double bytes = samples * cn * sb + 32;
+    const int k = tsr__band_k(x.scale);
+    const double bytes = (samples + k) * cn * sb + 32;   /* K > 0: the last thread reads K samples on */
     if (bytes > 20 * 1024) return 0;
     const int pitch = ((int)bytes + 15) / 16 * 16;
     /* about 24 source rows a band, but at least 3 blocks per SM (H200 sweep of 1 to 16 rows a band
@@ -983,7 +1009,10 @@ static void tsr__resize_band_launch(const tsr_image *src, tsr_image *dst, const 
     const dim3 grid(bx, (unsigned)((dst->height + g.ob - 1) / g.ob));
     const unsigned char *sp = (const unsigned char *)src->data;
     unsigned char *dp = (unsigned char *)dst->data;
-#define TSR__RB(CN) tsr__resize_band_kernel<T, CN><<<grid, TSR_RR_COLS, smem, st>>>(sp, src->stride, dp, dst->stride, x, y, g)
+#define TSR__RBK(CN, K) tsr__resize_band_kernel<T, CN, K><<<grid, TSR_RR_COLS, smem, st>>>(sp, src->stride, dp, dst->stride, x, y, g)
+#define TSR__RB(CN)                                                                                                  \
+    (k == 6 ? TSR__RBK(CN, 6) : k == 10 ? TSR__RBK(CN, 10) : k == 16 ? TSR__RBK(CN, 16) : TSR__RBK(CN, 0))
+    const int k = tsr__band_k(x.scale);
     switch (src->channels) {
     case 1: TSR__RB(1); break;
     case 2: TSR__RB(2); break;
@@ -991,6 +1020,7 @@ static void tsr__resize_band_launch(const tsr_image *src, tsr_image *dst, const 
     default: TSR__RB(4); break;
     }
 #undef TSR__RB
+#undef TSR__RBK
 }
 
 /* Whether these arguments are resize/rows': 8- or 16-bit, a fractional size, shrinking by less than

@@ -385,7 +385,7 @@ static std::vector<bench_case> cases_for(const char *op, int w, int h, int quick
         c.bytes = 4 * n;
         v.push_back(c);
     } else if (!strcmp(op, "resize")) {
-        int dims[3][2] = {{w / 2, h / 2}, {w / 4, h / 4}, {w * 3 / 8, h * 3 / 8}};
+        int dims[4][2] = {{w / 2, h / 2}, {w / 4, h / 4}, {w * 3 / 8, h * 3 / 8}, {(int)(w / 8.19), (int)(h / 8.19)}};
         for (auto &d : dims) {
             bench_case b = c;
             b.p.resize = {d[0], d[1]};

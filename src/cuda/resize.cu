@@ -824,7 +824,6 @@ enum { TSR_RB_OBMAX = 16, TSR_RB_MAXR = 256 };
 struct tsr__band_geom {
     int ob;      /* output rows per block */
     int rs;      /* source rows per stage */
-    int ns;      /* stages in the ring (2 to 4): ns - 1 in flight while one is summed */
     int pitch;   /* bytes per staged row (a multiple of 16) */
 };
 
@@ -866,7 +865,7 @@ __global__ void __launch_bounds__(TSR_RR_COLS) tsr__resize_band_kernel(const uns
                                                                      tsr__band_geom g)
 {
     extern __shared__ __align__(16) unsigned char tsr__band_smem[];
-    tsr__rows_desc *desc = (tsr__rows_desc *)(tsr__band_smem + g.ns * g.rs * g.pitch);
+    tsr__rows_desc *desc = (tsr__rows_desc *)(tsr__band_smem + 2 * g.rs * g.pitch);
     __shared__ tsr__cu_cell ycell[TSR_RB_OBMAX];
     __shared__ int span[2];
     constexpr int SB = sizeof(T), PIX = TSR_RR_COLS / CN;
@@ -887,18 +886,7 @@ __global__ void __launch_bounds__(TSR_RR_COLS) tsr__resize_band_kernel(const uns
     for (int i = tid; i < nr; i += TSR_RR_COLS) desc[i] = tsr__rows_desc_of(ycell, nout, r0 + i);
     const int base = span[0] & ~15, nchunks = (span[1] - base + 15) >> 4, rbytes = x.ssize * CN * SB;
     const int nst = (nr + g.rs - 1) / g.rs;
-    /* stage j: rows [j rs, (j + 1) rs) of the band into ring slot j % ns, one commit group each
-     * (empty past the last stage, so that waiting for all but the newest ns - 1 groups always
-     * means stage j is in) */
-    auto queue = [&](int j) {
-        if (j < nst) {
-            const int a = j * g.rs, b = a + g.rs < nr ? a + g.rs : nr;
-            tsr__band_stage(tsr__band_smem + (j % g.ns) * g.rs * g.pitch, g.pitch, src, sstride, r0, a, b, base, nchunks,
-                            rbytes);
-        } else
-            tsr__cp_commit();
-    };
-    for (int j = 0; j < g.ns - 1; j++) queue(j);
+    tsr__band_stage(tsr__band_smem, g.pitch, src, sstride, r0, 0, nr < g.rs ? nr : g.rs, base, nchunks, rbytes);
     /* the cell's weights and -2^23 times them (tsr__sample_times) */
     const float a0 = xc.first, a1 = xc.mid, a2 = xc.last;
     const float b0 = __fmul_rn(a0, -8388608.f), b1 = __fmul_rn(a1, -8388608.f), b2 = __fmul_rn(a2, -8388608.f);
@@ -914,16 +902,19 @@ __global__ void __launch_bounds__(TSR_RR_COLS) tsr__resize_band_kernel(const uns
     float sum = 0.f;
     unsigned char *d = dst + (size_t)dy0 * dstride + ((size_t)dx * CN + ch) * SB;
     for (int j = 0; j < nst; j++) {
-        queue(j + g.ns - 1);   /* into the slot that stage j - 1 left */
-        if (g.ns == 2) tsr__cp_wait<1>();
-        else if (g.ns == 3) tsr__cp_wait<2>();
-        else tsr__cp_wait<3>();
+        if (j + 1 < nst) {   /* stage j + 1 into the buffer that stage j - 1 left */
+            const int a = (j + 1) * g.rs, b = a + g.rs < nr ? a + g.rs : nr;
+            tsr__band_stage(tsr__band_smem + ((j + 1) & 1) * g.rs * g.pitch, g.pitch, src, sstride, r0, a, b, base,
+                            nchunks, rbytes);
+            tsr__cp_wait<1>();
+        } else
+            tsr__cp_wait<0>();
         __syncthreads();   /* stage j is in (and, the first time, the descriptors are written) */
         if (live) {
             /* each staged row's x-weighted sum in the reference's order (first, mids, last), then
              * as the kernel above: added beta weighted to its cell, stored where the cell ends */
             const int ra = j * g.rs, rb = ra + g.rs < nr ? ra + g.rs : nr;
-            const unsigned char *p = tsr__band_smem + (j % g.ns) * g.rs * g.pitch + off;
+            const unsigned char *p = tsr__band_smem + (j & 1) * g.rs * g.pitch + off;
             for (int i = ra; i < rb; i++, p += g.pitch) {
                 float rs;
                 if constexpr (K > 0) {
@@ -964,8 +955,9 @@ static int tsr__band_k(double scale)
 /* Plan a band launch for a source of CN channels of SB-byte samples: output rows per block (at
  * most TSR_RB_OBMAX, and few enough that a band has at most TSR_RB_MAXR source rows), two stages
  * of up to 8 rows in about 40 KB. Returns 0 (resize/cells then runs) when a staged row would pass
- * 20 KB (cells over 80 samples wide) or a band would need more rows than that. TSR_CUDA_RESIZE_BAND_ROWS, _STAGE and _RING override the rows per band,
- * the rows per stage and the stages (within those limits), for tests and measurements. */
+ * 20 KB (cells over 80 samples wide) or a band would need more rows than that.
+ * TSR_CUDA_RESIZE_BAND_ROWS and _STAGE override the rows per band and per stage (within those
+ * limits), for tests and measurements. */
 static int tsr__resize_band_plan(int cn, int sb, const tsr__cu_area_axis &x, const tsr__cu_area_axis &y,
                                  tsr__band_geom *g, size_t *smem)
 {
@@ -987,16 +979,12 @@ static int tsr__resize_band_plan(int cn, int sb, const tsr__cu_area_axis &x, con
     if (ob > obmax) ob = obmax;
     if (ob < 1) ob = 1;
     if ((y.dsize + ob - 1) / ob > TSR_CU_MAX_GRID_Y || ob * y.scale + 3 > TSR_RB_MAXR) return 0;
-    int ns = tsr__env_int("TSR_CUDA_RESIZE_BAND_RING", 2);   /* 3 and 4 measured no faster */
-    if (ns > 40 * 1024 / pitch) ns = 40 * 1024 / pitch;   /* at least 2: pitch <= 20 KB */
-    ns = ns < 2 ? 2 : ns > 4 ? 4 : ns;
-    int rs = tsr__env_int("TSR_CUDA_RESIZE_BAND_STAGE", 40 * 1024 / (ns * pitch));
-    if (rs > 40 * 1024 / (ns * pitch)) rs = 40 * 1024 / (ns * pitch);
+    int rs = tsr__env_int("TSR_CUDA_RESIZE_BAND_STAGE", 20 * 1024 / pitch);
+    if (rs > 20 * 1024 / pitch) rs = 20 * 1024 / pitch;
     g->ob = (int)ob;
     g->rs = rs < 1 ? 1 : rs > 8 ? 8 : rs;
-    g->ns = ns;
     g->pitch = pitch;
-    *smem = (size_t)ns * g->rs * pitch + TSR_RB_MAXR * sizeof(tsr__rows_desc);
+    *smem = 2 * (size_t)g->rs * pitch + TSR_RB_MAXR * sizeof(tsr__rows_desc);
     return 1;
 }
 

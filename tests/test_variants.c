@@ -530,28 +530,41 @@ TEST(test_variants_resize)
     finish("resize", skipped);
 }
 
+/* Every variant against the reference on three resize cases, each as 8-bit gray, 8-bit RGB and
+ * 16-bit with CN16 channels; NOTE (the knobs set by the caller) goes into the failure messages.
+ * Returns the skipped count. */
+struct resize_case { int w, h, dw, dh; };
+static int compare_resize_kinds(const struct resize_case cases[3], int cn16, const char *note)
+{
+    int skipped = 0;
+    for (int i = 0; i < 9; i++) {
+        tsr_resize_params p = {cases[i % 3].dw, cases[i % 3].dh};
+        tsr_image img;
+        char what[128];
+        if (!make(&img, cases[i % 3].w, cases[i % 3].h, i < 3 ? 1 : i < 6 ? 3 : cn16, i < 6 ? TSR_U8 : TSR_U16,
+                  (int)(tsr_test_rand() % 4)))
+            break;
+        snprintf(what, sizeof what, "%dx%dx%d %d-bit -> %dx%d, %s", img.width, img.height, img.channels,
+                 i < 6 ? 8 : 16, p.width, p.height, note);
+        skipped += compare_all("resize", &img, &p, what);
+        tsr_image_free(&img);
+    }
+    return skipped;
+}
+
 /* CUDA resize/rows with several row groups per block (the double-buffered loop: the next group's
  * rows copied while the current one is computed), forced through TSR_CUDA_RESIZE_ROWS_GROUPS,
  * up to every group of a column strip in one block. */
 TEST(test_variants_resize_rows_groups)
 {
-    static const struct { int w, h, dw, dh; } cases[] = {{2000, 300, 751, 113}, {523, 700, 300, 269}, {1031, 257, 1030, 256}};
+    static const struct resize_case cases[3] = {{2000, 300, 751, 113}, {523, 700, 300, 269}, {1031, 257, 1030, 256}};
     static const char *groups[] = {"2", "3", "7", "100000"};
     int skipped = 0;
     for (int g = 0; g < 4; g++) {
+        char note[64];
         setenv("TSR_CUDA_RESIZE_ROWS_GROUPS", groups[g], 1);
-        for (int i = 0; i < 9; i++) {   /* 8-bit gray, 8-bit RGB, 16-bit four channels */
-            tsr_resize_params p = {cases[i % 3].dw, cases[i % 3].dh};
-            tsr_image img;
-            char what[96];
-            if (!make(&img, cases[i % 3].w, cases[i % 3].h, i < 3 ? 1 : i < 6 ? 3 : 4, i < 6 ? TSR_U8 : TSR_U16,
-                      (int)(tsr_test_rand() % 4)))
-                break;
-            snprintf(what, sizeof what, "%dx%dx%d %d-bit -> %dx%d, %s groups per block", img.width, img.height,
-                     img.channels, i < 6 ? 8 : 16, p.width, p.height, groups[g]);
-            skipped += compare_all("resize", &img, &p, what);
-            tsr_image_free(&img);
-        }
+        snprintf(note, sizeof note, "%s groups per block", groups[g]);
+        skipped += compare_resize_kinds(cases, 4, note);
     }
     unsetenv("TSR_CUDA_RESIZE_ROWS_GROUPS");
     finish("resize", skipped);
@@ -563,25 +576,16 @@ TEST(test_variants_resize_rows_groups)
  * 80 samples (the kernel's unrolled widths 6, 10, 16 and its loop beyond). */
 TEST(test_variants_resize_rows_bands)
 {
-    static const struct { int w, h, dw, dh; } cases[] = {{3001, 401, 600, 130}, {523, 700, 100, 69}, {1031, 257, 300, 19}};
+    static const struct resize_case cases[3] = {{3001, 401, 600, 130}, {523, 700, 100, 69}, {1031, 257, 300, 19}};
     static const char *bands[] = {"1", "3", "16"}, *stages[] = {"1", "5", "8"};
     int skipped = 0;
     for (int b = 0; b < 3; b++)
         for (int g = 0; g < 3; g++) {
+            char note[64];
             setenv("TSR_CUDA_RESIZE_BAND_ROWS", bands[b], 1);
             setenv("TSR_CUDA_RESIZE_BAND_STAGE", stages[g], 1);
-            for (int i = 0; i < 9; i++) {   /* 8-bit gray, 8-bit RGB, 16-bit two channels */
-                tsr_resize_params p = {cases[i % 3].dw, cases[i % 3].dh};
-                tsr_image img;
-                char what[128];
-                if (!make(&img, cases[i % 3].w, cases[i % 3].h, i < 3 ? 1 : i < 6 ? 3 : 2, i < 6 ? TSR_U8 : TSR_U16,
-                          (int)(tsr_test_rand() % 4)))
-                    break;
-                snprintf(what, sizeof what, "%dx%dx%d %d-bit -> %dx%d, bands of %s rows, stages of %s", img.width,
-                         img.height, img.channels, i < 6 ? 8 : 16, p.width, p.height, bands[b], stages[g]);
-                skipped += compare_all("resize", &img, &p, what);
-                tsr_image_free(&img);
-            }
+            snprintf(note, sizeof note, "bands of %s rows, stages of %s", bands[b], stages[g]);
+            skipped += compare_resize_kinds(cases, 2, note);
         }
     unsetenv("TSR_CUDA_RESIZE_BAND_ROWS");
     unsetenv("TSR_CUDA_RESIZE_BAND_STAGE");

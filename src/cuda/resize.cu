@@ -614,7 +614,8 @@ static tsr_status tsr__resize_area(const tsr_image *src, tsr_image *dst, cudaStr
 
 /* ------------------------------------------------------------------------ fractional, staged rows */
 
-/* resize/rows (8- and 16-bit, 1 to 4 channels, fractional factors shrinking by less than 3 both ways):
+/* resize/rows (8- and 16-bit, 1 to 4 channels), fractional factors shrinking by less than 3 both ways
+ * (larger ones: the band kernel further down):
  * resize/cells loads every sample of an output's cell with its own 1-byte load (about 16
  * predicated loads and their 64-bit addresses per output at 8/3), which left it issue-bound at
  * 23% of the copy bandwidth. Here a block of 256 threads (one output sample each: a channel of a

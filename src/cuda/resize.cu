@@ -638,8 +638,8 @@ struct tsr__rr_geom {
     static constexpr int PITCH = SB == 1 ? 816 : 1616;
 };
 
-/* The SB-byte sample at byte q of a word plus 2^23, as a float (as in tsr__sample_times); MAGIC is 0x4b000000 (a run-time value, so that the selector stays an
- * immediate). */
+/* The SB-byte sample at byte q of a word plus 2^23, as a float (as in tsr__sample_times); MAGIC
+ * is 0x4b000000 (a run-time value, so that the selector stays an immediate). */
 template <int SB>
 __device__ static __forceinline__ float tsr__sample_biased(unsigned word, int q, unsigned magic)
 {

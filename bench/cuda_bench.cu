@@ -619,19 +619,10 @@ static void sweep_resize_out(const tsr_image *g)
         tsr_resize_params p = {(int)(g->width / f), (int)(g->height / f)};
         const double bytes = (double)g->width * g->height + (double)p.width * p.height;
         char lab[64];
-        const char *peer = NULL;
-        double peer_us = -1;
-#ifdef TSR_HAVE_NPP
-        tsr_image no = {0};
-        if (!tsr_image_create(&no, p.width, p.height, 1, TSR_U8, TSR_DEVICE)) {
-            NppiSize ssz = {g->width, g->height}, dsz = {p.width, p.height};
-            NppiRect sr = {0, 0, g->width, g->height}, dr = {0, 0, p.width, p.height};
-            peer = "nppiResize(SUPER)";
-            peer_us = NPP_TIME(nppiResize_8u_C1R_Ctx((const Npp8u *)g->data, (int)g->stride, ssz, sr, (Npp8u *)no.data,
-                                                     (int)no.stride, dsz, dr, NPPI_INTER_SUPER, g_npp));
-            tsr_image_free(&no);
-        }
-#endif
+        bench_case c = {};
+        c.p.resize = p;
+        const char *peer;
+        const double peer_us = peer_time("resize", c, g, NULL, &peer);
         tsr_image ref = {0};
         if (cells) time_variant(op, cells, g, &p, &ref);
         for (int vi = 0; op->variants[vi]; vi++) {

@@ -843,7 +843,7 @@ int main(int argc, char **argv)
             sweep_strips("ring", "TSR_CUDA_RING_STRIP", NULL, {1, 2, 3, 4, 5, 6, 7}, {1, 20}, &g);
         }
         if (strips == 10)   /* box/stream's strip heights */
-            sweep_strips("stream", "TSR_CUDA_STREAM_STRIP", NULL, {8, 10, 12, 13, 14, 16}, {16, 32, 64, 128, 256}, &g);
+            sweep_strips("stream", "TSR_CUDA_STREAM_STRIP", NULL, {3, 4, 5, 6, 7, 8, 10, 12, 14, 16}, {8, 12, 16, 24, 32, 48}, &g);
         if (strips == 4 && si == 0)
             sweep_strips("wide", "TSR_CUDA_WIDE_STRIP", NULL, {3, 5, 7, 11, 15, 24, 31, 48, 64}, {12, 16, 20, 24, 28, 32, 40, 48},
                          &g);

@@ -229,19 +229,20 @@ static const char *cuda_default(const char *opname, const tsr_image *src, const 
     return v ? v->name : NULL;
 }
 
-/* Square windows that box/ring and box/stream both take go to stream on smaller images and to
- * ring on larger ones (the measured crossovers of tsr__ring_prefer: 40 Mpixels from box radius
- * 10, else 30); ring keeps them where stream is switched off; radii only one of them takes are
- * unaffected. From ry = 12 stream leaves images of up to 10 Mpixels to wide (tsr__stream_prefer). */
+/* Square windows that box/ring and box/stream both take go to ring up to box radius 6 and
+ * threshold block 15 and to stream beyond, at every size (tsr__ring_prefer); ring keeps them where
+ * stream is switched off; radii only one of them takes are unaffected. From ry = 12 stream leaves
+ * images under 4 Mpixels to wide (tsr__stream_prefer). */
 TEST(test_cuda_ring_stream_preference)
 {
     tsr_image uhd = {3840, 2160, 1, TSR_U8, 3840, (void *)16, TSR_DEVICE, 0};
     tsr_image big = {8192, 8192, 1, TSR_U8, 8192, (void *)16, TSR_DEVICE, 0};
     tsr_image fuhd = {7680, 4320, 1, TSR_U8, 7680, (void *)16, TSR_DEVICE, 0};
     tsr_image fhd = {1920, 1080, 1, TSR_U8, 1920, (void *)16, TSR_DEVICE, 0};
-    tsr_box_params r7 = {7, -1, -1, 0, 0}, r8 = {8, -1, -1, 0, 0}, r12 = {12, -1, -1, 0, 0}, r13 = {13, -1, -1, 0, 0};
-    tsr_box_params r9x10 = {0, 9, 10, 0, 0}, r11 = {11, -1, -1, 0, 0}, r16 = {16, -1, -1, 0, 0};
-    tsr_threshold_params b21 = {21, 0, 0, 0, 255}, b25 = {25, 0, 0, 0, 255};
+    tsr_box_params r3 = {3, -1, -1, 0, 0}, r6 = {6, -1, -1, 0, 0}, r7 = {7, -1, -1, 0, 0}, r8 = {8, -1, -1, 0, 0};
+    tsr_box_params r12 = {12, -1, -1, 0, 0}, r13 = {13, -1, -1, 0, 0}, r16 = {16, -1, -1, 0, 0};
+    tsr_box_params r9x10 = {0, 9, 10, 0, 0}, r11 = {11, -1, -1, 0, 0};
+    tsr_threshold_params b15 = {15, 0, 0, 0, 255}, b17 = {17, 0, 0, 0, 255}, b25 = {25, 0, 0, 0, 255};
     const char *name;
     NEED_DEVICE();   /* the rings of ry 11 and 12 need the device's opt-in shared memory */
 #define DEFAULT_IS(op, img, p, want)                                                                  \
@@ -250,25 +251,28 @@ TEST(test_cuda_ring_stream_preference)
         CHECK_MSG(name && !strcmp(name, want), "%s on %dx%d: default %s, expected %s", #p, (img)->width, \
                   (img)->height, name ? name : "(none)", want);                                       \
     } while (0)
-    DEFAULT_IS("box", &uhd, &r7, "ring");
+    DEFAULT_IS("box", &uhd, &r3, "ring");
+    DEFAULT_IS("box", &big, &r6, "ring");
+    DEFAULT_IS("box", &uhd, &r7, "stream");
+    DEFAULT_IS("box", &big, &r7, "stream");
     DEFAULT_IS("box", &uhd, &r8, "stream");
     DEFAULT_IS("box", &uhd, &r11, "stream");
-    DEFAULT_IS("box", &uhd, &r12, "wide");
+    DEFAULT_IS("box", &uhd, &r12, "stream");
+    DEFAULT_IS("box", &fhd, &r12, "wide");
     DEFAULT_IS("box", &fhd, &r16, "wide");
     DEFAULT_IS("box", &big, &r16, "stream");
-    DEFAULT_IS("box", &big, &r8, "ring");
-    DEFAULT_IS("box", &big, &r12, "ring");
-    DEFAULT_IS("box", &fuhd, &r8, "ring");
+    DEFAULT_IS("box", &big, &r8, "stream");
     DEFAULT_IS("box", &fuhd, &r12, "stream");
-    DEFAULT_IS("threshold", &fuhd, &b25, "ring");
-    DEFAULT_IS("box", &uhd, &r13, "wide");
-    DEFAULT_IS("box", &big, &r13, "stream");
+    DEFAULT_IS("box", &uhd, &r13, "stream");
     DEFAULT_IS("box", &uhd, &r9x10, "wide");
-    DEFAULT_IS("threshold", &uhd, &b21, "ring");
-    DEFAULT_IS("threshold", &uhd, &b25, "wide");
-    DEFAULT_IS("threshold", &big, &b25, "ring");
+    DEFAULT_IS("threshold", &big, &b15, "ring");
+    DEFAULT_IS("threshold", &uhd, &b17, "stream");
+    DEFAULT_IS("threshold", &uhd, &b25, "stream");
+    DEFAULT_IS("threshold", &fhd, &b25, "wide");
+    DEFAULT_IS("threshold", &big, &b25, "stream");
     setenv("TSR_CUDA_STREAM_RMAX", "0", 1);   /* stream declines every radius */
     DEFAULT_IS("box", &uhd, &r12, "ring");
+    DEFAULT_IS("box", &big, &r8, "ring");
     DEFAULT_IS("threshold", &uhd, &b25, "ring");
     unsetenv("TSR_CUDA_STREAM_RMAX");
 #undef DEFAULT_IS

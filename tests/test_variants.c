@@ -210,7 +210,8 @@ TEST(test_variants_box_gray8_small)
  * 12: packed horizontal sums up to 7, 32-bit ones beyond), every border; with strips of 15 and
  * every row also the deep rings that ry = 2 takes on large images (TSR_CUDA_RING_DEEP_MPIX=0).
  * box/stream and threshold/stream (squares 8 to 16) with strips of 1, 15 and every row
- * (TSR_CUDA_STREAM_STRIP). */
+ * (TSR_CUDA_STREAM_STRIP). With strips of 15 the ring's interior strips step their row pointers
+ * at every ry (TSR_CUDA_RING_INTERIOR_RY), with every row neither kernel's strips do. */
 TEST(test_variants_box_ring_strips)
 {
     static const char *strips[] = {"1", "15", "100000"};
@@ -220,6 +221,8 @@ TEST(test_variants_box_ring_strips)
         setenv("TSR_CUDA_RING_STRIP", strips[si], 1);
         setenv("TSR_CUDA_STREAM_STRIP", strips[si], 1);
         setenv("TSR_CUDA_RING_DEEP_MPIX", si ? "0" : "100000", 1);
+        setenv("TSR_CUDA_RING_INTERIOR_RY", si == 1 ? "16" : "-1", 1);
+        setenv("TSR_CUDA_STREAM_INTERIOR", si == 1 ? "1" : "0", 1);
         for (int gi = 0; gi < 3; gi++) {
             for (int r = 0; r < 30; r++, n++) {   /* every pair up to 3, then the squares 4..17 */
                 int border = n % 4, rx = r < 16 ? r % 4 : r - 12, ry = r < 16 ? r / 4 : r - 12;
@@ -247,6 +250,8 @@ TEST(test_variants_box_ring_strips)
     unsetenv("TSR_CUDA_RING_STRIP");
     unsetenv("TSR_CUDA_STREAM_STRIP");
     unsetenv("TSR_CUDA_RING_DEEP_MPIX");
+    unsetenv("TSR_CUDA_RING_INTERIOR_RY");
+    unsetenv("TSR_CUDA_STREAM_INTERIOR");
     finish("box", skipped);
 }
 

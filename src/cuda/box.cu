@@ -3,9 +3,10 @@
  * is computed by one of three methods that are each exact (see tsr__cu_mean_make).
  *
  * Variants (default first where several apply: the registry takes the first that supports)
- *  box/ring         8-bit gray, radii up to 3 or equal radii up to 12: column sums in registers,
- *                   the window rows in a per-lane shared-memory ring filled by asynchronous copies
- *  box/stream       8-bit gray, equal radii 8 to 16 (the default from 13): ring's lanes with only
+ *  box/ring         8-bit gray, radii up to 3 or equal radii up to 12 (the default up to 6): column
+ *                   sums in registers, the window rows in a per-lane shared-memory ring filled by
+ *                   asynchronous copies
+ *  box/stream       8-bit gray, equal radii 3 to 16 (the default from 7): ring's lanes with only
  *                   the entering, leaving (and threshold's own) rows queued ahead
  *  box/reg          the same arithmetic with the window rows in registers (slower than ring)
  *  box/wide         8-bit gray, rx up to 127, ry up to 128: per-warp prefix rows (box_wide.cu)
@@ -1121,6 +1122,7 @@ struct tsr__reg_geom {
     unsigned magic;     /* ceil(2^32 / area) */
     int xend;           /* outputs cover [16, xend); xend = w rounded down to 16, less 16 */
     int ahead;          /* box/ring: rows queued ahead, which picks its kernel (tsr__rn_ahead_for); host only */
+    int interior;       /* box/ring, box/stream: the largest ry whose interior strips step row pointers */
 };
 
 /* This lane's 16 source bytes of row y (unmapped: the row border applies here) with one 16-byte
@@ -1148,6 +1150,9 @@ __device__ __forceinline__ uint4 tsr__rg_load(const tsr__box_args &a, int y, int
  * FMA pipe. */
 #ifndef TSR_RG_PK
 #define TSR_RG_PK 1   /* measurement knob: 0 unpacks every window sum before its multiply-high */
+#endif
+#ifndef TSR_RG_DP
+#define TSR_RG_DP 1   /* measurement knob: 0 slides the 32-bit window sums (ry >= 8) column by column */
 #endif
 #ifndef TSR_RG_SUMCMP
 #define TSR_RG_SUMCMP 1   /* measurement knob: 0 divides first for every threshold window */
@@ -1212,7 +1217,41 @@ __device__ __forceinline__ void tsr__rg_row(const tsr__box_args &a, const tsr__r
     }
     P[8 + 2 * NP] = 0;
     if (!store) return;
-    if constexpr (RX > TSR_RN_RMAX_PACKED) {
+    if constexpr (RX > TSR_RN_RMAX_PACKED && TSR_RG_DP) {
+        /* Windows wider than 15 columns overflow the packed halves: 32-bit sums built by dp2a,
+         * which adds the two 16-bit halves of a word, each times a byte weight of a constant, to
+         * a 32-bit sum in one instruction (on the FMA pipe, which the multiply-highs share, while
+         * the byte permutes of the column sums keep the integer pipe busy). The first window is
+         * RX + 1 of them over its pairs; then each pair of pixels 2k, 2k + 1 slides by the packed
+         * differences D = (entering - leaving) of its two columns, made signed 16-bit halves by
+         * a bias and a flip of their top bits (|difference| <= 33 x 255, so no borrow crosses),
+         * and two dp2a from pixel 2k's sum: weights (1, 0) for pixel 2k + 1, (1, 1) for 2k + 2. */
+        unsigned m[16];
+        int s = (int)(g.half2 & 0xffffu);
+#pragma unroll
+        for (int k = -((RX + 1) / 2); k <= RX / 2; k++) {   /* pairs holding columns -RX .. RX */
+            const int lo = 2 * k >= -RX && 2 * k <= RX, hi = 2 * k + 1 >= -RX && 2 * k + 1 <= RX;
+            s = __dp2a_lo((int)P[NP + k], lo | hi << 8, s);
+        }
+        m[0] = __umulhi((unsigned)s, g.magic);
+#pragma unroll
+        for (int k = 0; k < 8; k++) {
+            /* columns 2k + RX + 1, 2k + RX + 2 entering; 2k - RX, 2k - RX + 1 leaving: one of the
+             * two offsets is even (a pair as it is), the other odd (a byte permute of two) */
+            const unsigned in = (RX + 1) % 2 == 0 ? P[NP + k + (RX + 1) / 2]
+                                                  : __byte_perm(P[NP + k + RX / 2], P[NP + k + RX / 2 + 1], 0x5432);
+            const unsigned out = RX % 2 == 0 ? P[NP + k - RX / 2]
+                                             : __byte_perm(P[NP + k - (RX + 1) / 2], P[NP + k - (RX + 1) / 2 + 1], 0x5432);
+            const int d = (int)((in - out + 0x80008000u) ^ 0x80008000u);
+            m[2 * k + 1] = __umulhi((unsigned)__dp2a_lo(d, 0x0001, s), g.magic);
+            if (k < 7) {
+                s = __dp2a_lo(d, 0x0101, s);
+                m[2 * k + 2] = __umulhi((unsigned)s, g.magic);
+            }
+        }
+        *(uint4 *)drow = tsr__rg_pack16<THRESH, 0>(a, m, sv);
+        return;
+    } else if constexpr (RX > TSR_RN_RMAX_PACKED) {
         /* Windows wider than 15 columns overflow the packed halves (31 x 31 x 255 at radius 15):
          * the column sums of lane offsets -RX .. 15 + RX as 32-bit words, the first window summed,
          * then slid one column in and one out per pixel (one 3-input add). */
@@ -1459,15 +1498,12 @@ __device__ __forceinline__ void tsr__rn_issue(const tsr__box_args &a, uint4 *slo
  * that load nothing store zeros. */
 __device__ __forceinline__ void tsr__rn_issue_at(uint4 *slot, const unsigned char *p, int load, int want)
 {
-    if (want) {
-        if (load) tsr__cp16((unsigned char *)slot, p);
-        else *slot = make_uint4(0, 0, 0, 0);
-    }
+    if (want) tsr__cp16_or_zero((unsigned char *)slot, p, load);
     tsr__cp_commit();
 }
 
 #ifndef TSR_RN_INTERIOR_RY
-#define TSR_RN_INTERIOR_RY 2   /* measurement knob: the largest ry with the interior strips' path (-1: none) */
+#define TSR_RN_INTERIOR_RY 12   /* the largest ry with the interior strips' path (-1: none; TSR_CUDA_RING_INTERIOR_RY overrides) */
 #endif
 
 /* One strip of this warp's segment: rows y0 .. y0 + n - 1. Strip row i is source row y0 - RY + i,
@@ -1518,14 +1554,17 @@ __device__ __forceinline__ void tsr__rn_strip(const tsr__box_args &a, const tsr_
 }
 
 /* Every strip of this warp's segment; strips whose rows all lie inside the image take the
- * interior path (small windows only: a second copy of the unrolled rows). */
+ * interior path, up to ry = g.interior. Until the twenty-seventh session that was ry <= 2 only;
+ * every ry measured faster with it on the H200 (8192x8192 box r = 5 / 7 / 10 57.2 / 64.4 / 70.3 ->
+ * 51.8 / 60.6 / 64.3 us, threshold blocks 9 / 25 60.2 / 85.3 -> 52.4 / 78.1; 3840x2160 within
+ * 3%), and copies of lanes that load nothing became predicated zero-fills. */
 template <int THRESH, int RX, int RY, int AHEAD>
 __device__ __forceinline__ void tsr__rn_strips(const tsr__box_args &a, const tsr__reg_geom &g, uint4 *ring, int xc,
                                                int load, int out)
 {
     for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y) {
         const int y0 = strip * g.strip_h, n = min(a.h, y0 + g.strip_h) - y0;
-        if (RY <= TSR_RN_INTERIOR_RY && y0 >= RY && y0 + n + RY <= a.h)
+        if (RY <= g.interior && y0 >= RY && y0 + n + RY <= a.h)
             tsr__rn_strip<THRESH, RX, RY, AHEAD, 1>(a, g, ring, xc, load, out, y0, n);
         else
             tsr__rn_strip<THRESH, RX, RY, AHEAD, 0>(a, g, ring, xc, load, out, y0, n);
@@ -1604,7 +1643,7 @@ static int tsr__rn_ahead_for(const tsr__box_args &a)
 /* ---------------------------------------------------------------------- stream */
 
 /* box/stream and threshold/stream: box/ring's lanes and arithmetic for square windows of radius
- * 8 to 16, without keeping the window's rows. A lane's ring holds only the next D steps of three
+ * 3 to 16, without keeping the window's rows. A lane's ring holds only the next D steps of three
  * streams of 16-byte rows: the row entering the window, the row leaving it (loaded again, 2 ry + 1
  * rows after it entered: an L2 hit) and, for threshold, the output row's own source row. So the
  * shared memory no longer grows with the radius (24 KiB a block of 4 warps at D = 4, against
@@ -1612,18 +1651,34 @@ static int tsr__rn_ahead_for(const tsr__box_args &a)
  * than the window. Measured (H200, eighteenth session): strips of 16 rows beat 32, 64 and 8 at
  * both sizes (64: 97-98 us at r = 13 on 8192x8192, 16: 86-88, 8: 102), and at 16 rows it is
  * 1.08-1.11x box/wide at r = 13..16 (8192x8192) and 1.04-1.09x at 3840x2160, threshold blocks
- * 27..33 1.04-1.07x; below 13 box/ring is faster at 8192x8192 (r = 8: 69 against 72 us), so the
- * registry's order (ring first) leaves stream radii 13 to 16 (docs/perf-notes.md). */
+ * 27..33 1.04-1.07x; below 13 box/ring was faster at 8192x8192 (r = 8: 69 against 72 us). Since
+ * the twenty-seventh session interior strips queue from stepped row pointers and the 32-bit
+ * window sums slide by dp2a (tsr__rg_row), which made stream 1.3x faster (r = 16: 95 -> 73 us)
+ * and the default from radius 7 (tsr__ring_prefer; docs/perf-notes.md). */
 #ifndef TSR_RS_D
 #define TSR_RS_D 4   /* steps queued ahead per stream (a power of two; measurement knob) */
 #endif
-enum { TSR_RS_RMIN = 8, TSR_RS_RMAX = 16, TSR_RS_STRIP = 16 };
+enum { TSR_RS_RMIN = 3, TSR_RS_RMAX = 16, TSR_RS_STRIP = 16 };
+
+/* box/stream's strip height: 16 rows, or 8 on images under 16 Mpixels up to ry = 13, which are
+ * short of warps (H200, tessera-bench-cuda --stream, 8 / 16 rows, us: 3840x2160 box r = 3 / 8 /
+ * 12 / 16 11.8 / 14.8 / 17.7 / 21.1 against 12.7 / 14.9 / 17.7 / 21.0, threshold blocks 7 / 17 /
+ * 25 / 33 11.8 / 15.7 / 18.5 / 22.3 against 13.0 / 17.2 / 19.4 / 21.7; 8192x8192 r = 3 / 8 / 16
+ * 49.5 / 61.2 / 85.5 against 48.6 / 56.7 / 72.9). */
+static int tsr__rs_strip_rows(const tsr__box_args &a)
+{
+    return (long long)a.w * a.h < (16ll << 20) && a.ry < 14 ? 8 : TSR_RS_STRIP;
+}
 
 /* One strip of outputs y0 .. y0 + n - 1. Step u (0 .. n + 2 ry - 1) adds source row y0 - ry + u
  * to the column sums and, from u = 2 ry + 1, takes away row y0 - 3 ry - 1 + u; from u = 2 ry it
  * writes output row y0 - 2 ry + u (threshold compares that same source row). Each step's rows
- * are one commit group, queued D steps ahead into slot u mod D of each stream. */
-template <int THRESH, int RX, int RY>
+ * are one commit group, queued D steps ahead into slot u mod D of each stream. The 2 ry start-up
+ * steps only add, so they run as a loop of their own, and the output steps' loop slides with no
+ * test. INTERIOR: every row the strip reads lies inside the image, so each stream queues from a
+ * pointer stepped by the stride, with no border test and no row address per row (lanes that
+ * load nothing copy zeros). */
+template <int THRESH, int RX, int RY, int INTERIOR>
 __device__ __forceinline__ void tsr__rs_strip(const tsr__box_args &a, const tsr__reg_geom &g, uint4 *ring, int xc,
                                               int load, int out, int y0, int n)
 {
@@ -1631,32 +1686,59 @@ __device__ __forceinline__ void tsr__rs_strip(const tsr__box_args &a, const tsr_
     uint4 *const E = ring, *const L = ring + 32 * D, *const C = ring + 64 * D;
     const int steps = n + 2 * RY;
     unsigned char *pd = tsr__cu_row<uint8_t>(a.dst, a.dstride, y0) + xc;
+    /* the next row each stream queues (INTERIOR only): entering, leaving, threshold's own */
+    const unsigned char *pe = INTERIOR ? tsr__cu_row<uint8_t>(a.src, a.sstride, y0 - RY) + xc : NULL, *pl = pe;
+    const unsigned char *pc = INTERIOR && THRESH ? tsr__cu_row<uint8_t>(a.src, a.sstride, y0) + xc : NULL;
     /* step u's rows into slot u mod D (the caller commits) */
     auto queue = [&](int u) {
         if (u >= steps) return;
         const int sl = 32 * (u & (D - 1));
-        tsr__rn_put(a, E + sl, y0 - RY + u, xc, load);
-        if (u >= W) tsr__rn_put(a, L + sl, y0 - RY + u - W, xc, load);
-        if (THRESH && u >= 2 * RY) tsr__rn_put(a, C + sl, y0 - 2 * RY + u, xc, load);
+        if (INTERIOR) {
+            tsr__cp16_or_zero((unsigned char *)(E + sl), pe, load);
+            pe += a.sstride;
+            if (u >= W) {
+                tsr__cp16_or_zero((unsigned char *)(L + sl), pl, load);
+                pl += a.sstride;
+            }
+            if (THRESH && u >= 2 * RY) {
+                tsr__cp16_or_zero((unsigned char *)(C + sl), pc, load);
+                pc += a.sstride;
+            }
+        } else {
+            tsr__rn_put(a, E + sl, y0 - RY + u, xc, load);
+            if (u >= W) tsr__rn_put(a, L + sl, y0 - RY + u - W, xc, load);
+            if (THRESH && u >= 2 * RY) tsr__rn_put(a, C + sl, y0 - 2 * RY + u, xc, load);
+        }
+    };
+    unsigned c[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    /* output step u: row u's sums are in c; write its output row and queue step u + D */
+    auto output = [&](int u) {
+        const int sl = 32 * (u & (D - 1));
+        const uint4 sv = THRESH ? C[sl] : make_uint4(0, 0, 0, 0);
+        tsr__rg_row<THRESH, RX, RY>(a, g, c, sv, pd, out);
+        pd += a.dstride;
+        queue(u + D);   /* into the slots just read */
+        tsr__cp_commit();
     };
 #pragma unroll
     for (int u = 0; u < D; u++) {
         queue(u);
         tsr__cp_commit();
     }
-    unsigned c[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    for (int u = 0; u < steps; u++) {
+    for (int u = 0; u < 2 * RY; u++) {   /* start-up: rows 0 .. 2 ry - 1 of the first window */
+        tsr__cp_wait<D - 1>();
+        tsr__rg_acc(c, E[32 * (u & (D - 1))]);
+        queue(u + D);
+        tsr__cp_commit();
+    }
+    tsr__cp_wait<D - 1>();   /* step 2 ry completes the first window */
+    tsr__rg_acc(c, E[32 * ((2 * RY) & (D - 1))]);
+    output(2 * RY);
+    for (int u = W; u < steps; u++) {
         tsr__cp_wait<D - 1>();
         const int sl = 32 * (u & (D - 1));
-        if (u >= W) tsr__rg_slide(c, E[sl], L[sl]);
-        else tsr__rg_acc(c, E[sl]);
-        if (u >= 2 * RY) {
-            const uint4 sv = THRESH ? C[sl] : make_uint4(0, 0, 0, 0);
-            tsr__rg_row<THRESH, RX, RY>(a, g, c, sv, pd, out);
-            pd += a.dstride;
-        }
-        queue(u + D);   /* into the slots just read */
-        tsr__cp_commit();
+        tsr__rg_slide(c, E[sl], L[sl]);
+        output(u);
     }
     tsr__cp_wait<0>();   /* nothing of this strip may land in the next one's ring */
 }
@@ -1668,9 +1750,14 @@ __global__ void __launch_bounds__(TSR_RG_WARPS * 32, TSR_RN_MINB_WIDE) tsr__box_
     static_assert(sizeof(ring) >= tsr__rg_edge_bytes(RX, RY), "the edge columns' staging fits in the ring");
     if (tsr__rn_edge_blocks<RX, RY>(a, g, (unsigned char *)ring)) return;
     TSR__RN_PLACE(g);
+    uint4 *const lr = ring + warp * 3 * TSR_RS_D * 32 + lane;
+    const int load = xc <= g.xend;
     for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y) {
         const int y0 = strip * g.strip_h, n = min(a.h, y0 + g.strip_h) - y0;
-        tsr__rs_strip<THRESH, RX, RY>(a, g, ring + warp * 3 * TSR_RS_D * 32 + lane, xc, xc <= g.xend, out, y0, n);
+        if (RY <= g.interior && y0 >= RY && y0 + n + RY <= a.h)
+            tsr__rs_strip<THRESH, RX, RY, 1>(a, g, lr, xc, load, out, y0, n);
+        else
+            tsr__rs_strip<THRESH, RX, RY, 0>(a, g, lr, xc, load, out, y0, n);
     }
 }
 
@@ -1723,6 +1810,8 @@ static int tsr__box_reg_plan(const tsr__box_args &a, int depth, const tsr_image 
     if (!g) return 1;
     /* Strips are whole groups of ring length n rows (see tsr__rg_strips, tsr__rn_strips). */
     g->ahead = ring == 1 ? tsr__rn_ahead_for(a) : 0;
+    g->interior = stream ? tsr__env_int("TSR_CUDA_STREAM_INTERIOR", 1) ? TSR_RS_RMAX : -1
+                         : tsr__env_int("TSR_CUDA_RING_INTERIOR_RY", TSR_RN_INTERIOR_RY);
     long long n = 2 * a.ry + 1 + (ring == 1 ? g->ahead : (int)TSR_RG_AHEAD);
     g->xend = (a.w & ~(TSR_RG_CPT - 1)) - TSR_RG_CPT;
     g->nseg = (int)(((long long)g->xend - TSR_RG_CPT + TSR_RG_OW - 1) / TSR_RG_OW);
@@ -1732,7 +1821,7 @@ static int tsr__box_reg_plan(const tsr__box_args &a, int depth, const tsr_image 
      * against 59.1 / 74.7 at two rings, r = 2 on 3840x2160 17.0 against 20.8; r = 1 there 11.8 at
      * two rings against 12.3 at one. TSR_CUDA_RING_STRIP / TSR_CUDA_REG_STRIP (rows, rounded up
      * to whole rings) for measurements. */
-    long long sh = stream ? TSR_RS_STRIP : ring || a.ry >= 2 || !tsr__cu_short_of_warps(a.h, g->nseg) ? 1 : n + 1;
+    long long sh = stream ? tsr__rs_strip_rows(a) : ring || a.ry >= 2 || !tsr__cu_short_of_warps(a.h, g->nseg) ? 1 : n + 1;
     sh = tsr__env_int(stream ? "TSR_CUDA_STREAM_STRIP" : ring ? "TSR_CUDA_RING_STRIP" : "TSR_CUDA_REG_STRIP", (int)sh);
     if (sh < 1) sh = 1;
     if (sh > a.h) sh = a.h;
@@ -1778,6 +1867,7 @@ static tsr_status tsr__box_reg_run(const tsr__box_args &a, const tsr_image *src,
         else tsr__box_stream_kernel<0, R, R><<<grid, nt, 0, st>>>(a, g);                                 \
         break
         switch (a.rx) {
+            TSR__RS_LAUNCH(3); TSR__RS_LAUNCH(4); TSR__RS_LAUNCH(5); TSR__RS_LAUNCH(6); TSR__RS_LAUNCH(7);
             TSR__RS_LAUNCH(8); TSR__RS_LAUNCH(9); TSR__RS_LAUNCH(10); TSR__RS_LAUNCH(11); TSR__RS_LAUNCH(12);
             TSR__RS_LAUNCH(13); TSR__RS_LAUNCH(14); TSR__RS_LAUNCH(15); TSR__RS_LAUNCH(16);
         }
@@ -1884,27 +1974,24 @@ static int tsr__threshold_ring_supports(const tsr_image *src, const void *params
 {
     return tsr__small_supports(src, params, 1, 1);
 }
-/* Where both take a square window, box/ring is the faster on large images and box/stream on
- * smaller ones, with a crossover that grows with the radius (H200, tessera-bench-cuda --radii
- * --size, ring capped at 7 by TSR_CUDA_RING_RMAX against stream switched off by
- * TSR_CUDA_STREAM_RMAX=0, two alternating rounds, means of their medians, us, ring / stream):
- *   box r =        8            9            10           11           12
- *   3840x2160   18.0 / 17.4  19.7 / 18.1  20.6 / 18.7  21.2 / 19.6  22.8 / 20.2
- *   5760x4320   35.3 / 33.4  35.9 / 34.6  38.6 / 35.6  40.0 / 37.0  42.2 / 38.0
- *   7680x4320   40.5 / 41.3  42.0 / 42.6  44.6 / 43.3  45.7 / 44.5  47.2 / 45.5
- *   6144x6144   48.5 / 49.5  50.2 / 51.4  52.3 / 52.7  55.4 / 54.2  57.2 / 56.3
- *   8192x6144   55.8 / 57.2  58.0 / 59.9  60.0 / 61.9  63.3 / 64.4  65.1 / 66.5
- *   8192x8192   69.2 / 71.5  72.1 / 74.8  75.1 / 76.5  78.9 / 80.4  81.0 / 82.5
- * threshold blocks 17..21 run faster on the ring at every size; blocks 23 and 25 (ry 11, 12) on
- * stream up to 5760x4320 (41.9 / 42.8 against 43.1 / 46.0 there) and on the ring from 7680x4320.
- * So the ring leaves those windows to stream below 40 Mpixels from box radius 10, and below 30
- * Mpixels at radii 8 and 9 and threshold blocks 23 and 25 (6144x6144 at r = 10 then runs 1% slow). */
+/* Where both take a square window: box/ring up to box radius 6 and threshold block 15, box/stream
+ * beyond, at every size. Before the twenty-seventh session the ring was the faster on large
+ * images up to radius 12; since stream's interior strips step their row pointers and its 32-bit
+ * window sums slide by dp2a, stream wins from box radius 7 and block 17 (H200, tessera-bench-cuda
+ * --radii with the ring capped by TSR_CUDA_RING_RMAX against stream off by TSR_CUDA_STREAM_RMAX=0,
+ * two rounds each, us, ring / stream):
+ *   box r =         4            5            6            7            8            12
+ *   8192x8192   51.0 / 49.5  51.6 / 52.6  53.0 / 54.4  60.7 / 58.6  59.5 / 57.1  70.0 / 64.1
+ *   3840x2160   11.6 / 13.1  12.2 / 13.7  13.7 / 14.1  16.0 / 14.8  17.2 / 15.0  22.4 / 17.7
+ *   threshold blocks 9..15 (ry 4..7) 8192x8192 52.5-64.6 / 55.1-66.7, 3840x2160 12.3-15.9 /
+ *   15.2-17.3; blocks 17 / 25: 8192x8192 64.2 / 78.1 against 63.5 / 72.1, 3840x2160 17.1 / 22.3
+ *   against 17.2 / 19.4.
+ * (Box r = 4 at 8192x8192 alone favours stream by 3%; the rule keeps one crossover.) */
 static int tsr__ring_prefer(const tsr_image *src, const void *params, int thresh)
 {
     tsr_image dummy = *src;
     const tsr__box_args a = tsr__small_args(src, &dummy, params, thresh);
-    const long long mpix = (thresh || a.ry < 10 ? 30ll : 40ll) << 20;
-    if (a.rx != a.ry || a.ry < (thresh ? 11 : (int)TSR_RS_RMIN) || (long long)a.w * a.h >= mpix) return 1;
+    if (a.rx != a.ry || a.ry < (thresh ? 8 : 7)) return 1;
     return !tsr__small_supports(src, params, thresh, 2);   /* keep the ring where stream would decline */
 }
 static int tsr__box_ring_prefer(const tsr_image *src, const void *params) { return tsr__ring_prefer(src, params, 0); }
@@ -1912,17 +1999,17 @@ static int tsr__threshold_ring_prefer(const tsr_image *src, const void *params)
 {
     return tsr__ring_prefer(src, params, 1);
 }
-/* box/wide's stacked first windows (from ry = 12) overtake stream's squares on images of up to
- * about 10 Mpixels, which leave both kernels short of warps (H200, twenty-fifth session, us, wide
- * / stream, box r = 12 / 14 / 16: 1920x1080 15.4 / 15.8 / 16.3 against 17.7 / 18.9 / 20.0,
- * 3840x2160 20.4 / 21.0 / 21.5 against 20.3 / 21.7 / 24.0; threshold blocks 25..33 1920x1080
- * 16.4-17.1 against 18.7-20.5, 3840x2160 21.3-22.4 against 22.2-24.5), but not on large ones
- * (8192x8192 r = 16: about 98 against 95). So stream leaves those windows to wide there. */
+/* box/wide's stacked first windows (from ry = 12) overtake stream's squares on small images,
+ * which leave both kernels short of warps. Twenty-fifth session (H200, us, wide / stream, box r =
+ * 12 / 14 / 16): 1920x1080 15.4 / 15.8 / 16.3 against 17.7 / 18.9 / 20.0, 3840x2160 20.4 / 21.0 /
+ * 21.5 against 20.3 / 21.7 / 24.0. Since the twenty-seventh session's faster stream, 3840x2160
+ * runs stream: 17.7 / 18.9 / 20.8 against wide's 20.0 / 20.9 / 21.1 (threshold blocks 25 / 29 / 33
+ * 19.4 / 20.6 / 21.7 against 21.1 / 21.7 / 22.1); below 4 Mpixels wide keeps them. */
 static int tsr__stream_prefer(const tsr_image *src, const void *params, int thresh)
 {
     tsr_image dummy = *src;
     const tsr__box_args a = tsr__small_args(src, &dummy, params, thresh);
-    if (a.ry < 12 || (long long)a.w * a.h > (10ll << 20)) return 1;
+    if (a.ry < 12 || (long long)a.w * a.h >= (4ll << 20)) return 1;
     return !(thresh ? tsr__threshold_wide_supports(src, params) : tsr__box_wide_supports(src, params));
 }
 static int tsr__box_stream_prefer(const tsr_image *src, const void *params) { return tsr__stream_prefer(src, params, 0); }
@@ -1974,7 +2061,7 @@ extern "C" const tsr_variant tsr__box_cuda[] = {
      "8-bit gray, radii up to 3 or equal radii up to 12: box/reg's arithmetic, the window rows in a per-lane shared-memory ring filled by cp.async",
      tsr__box_ring, tsr__box_ring_supports, 1, 0, tsr__box_ring_prefer},
     {"stream", TSR_BACKEND_CUDA,
-     "8-bit gray, equal radii 8 to 16: box/ring's lanes with only the entering and leaving rows queued ahead (shared memory independent of the radius, 16-row strips)",
+     "8-bit gray, equal radii 3 to 16: box/ring's lanes with only the entering and leaving rows queued ahead (shared memory independent of the radius, 8- or 16-row strips)",
      tsr__box_stream, tsr__box_stream_supports, 1, 0, tsr__box_stream_prefer},
     {"reg", TSR_BACKEND_CUDA,
      "8-bit gray, radii up to 2: 16 columns per lane, window rows and column sums in registers (box/ring is faster)",
@@ -2001,7 +2088,7 @@ extern "C" const tsr_variant tsr__threshold_cuda[] = {
      tsr__threshold_tile, tsr__threshold_tile_supports, 0, 0, NULL},
     {"ring", TSR_BACKEND_CUDA, "box/ring's means with the comparison as the output step (8-bit, blocks up to 25)",
      tsr__threshold_ring, tsr__threshold_ring_supports, 1, 0, tsr__threshold_ring_prefer},
-    {"stream", TSR_BACKEND_CUDA, "box/stream's means with the comparison as the output step (8-bit, blocks 17 to 33)",
+    {"stream", TSR_BACKEND_CUDA, "box/stream's means with the comparison as the output step (8-bit, blocks 7 to 33)",
      tsr__threshold_stream, tsr__threshold_stream_supports, 1, 0, tsr__threshold_stream_prefer},
     {"reg", TSR_BACKEND_CUDA, "box/reg's means with the comparison as the output step (8-bit, blocks up to 7)",
      tsr__threshold_reg, tsr__threshold_reg_supports, 0, 0, NULL},

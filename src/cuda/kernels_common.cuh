@@ -96,6 +96,19 @@ __device__ static __forceinline__ void tsr__cp16(unsigned char *to, const unsign
 #endif
 }
 
+/* tsr__cp16, or 16 zero bytes where copy is 0 (the source is then not read): a predicated copy
+ * without a branch around it. */
+__device__ static __forceinline__ void tsr__cp16_or_zero(unsigned char *to, const unsigned char *from, int copy)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"((unsigned)__cvta_generic_to_shared(to)),
+                 "l"(from), "r"(copy ? 16 : 0)
+                 : "memory");
+#else
+    *(uint4 *)to = copy ? __ldg((const uint4 *)from) : make_uint4(0, 0, 0, 0);
+#endif
+}
+
 __device__ static __forceinline__ void tsr__cp_commit(void)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800

@@ -231,8 +231,8 @@ static const char *cuda_default(const char *opname, const tsr_image *src, const 
 
 /* Square windows that box/ring and box/stream both take go to ring up to box radius 6 and
  * threshold block 15 and to stream beyond, at every size (tsr__ring_prefer); ring keeps them where
- * stream is switched off; radii only one of them takes are unaffected. From ry = 12 stream leaves
- * images under 4 Mpixels to wide (tsr__stream_prefer). */
+ * stream is switched off; radii only one of them takes are unaffected. Stream keeps its squares
+ * at every size unless TSR_CUDA_STREAM_WIDE_MPIX gives smaller images to wide (tsr__stream_prefer). */
 TEST(test_cuda_ring_stream_preference)
 {
     tsr_image uhd = {3840, 2160, 1, TSR_U8, 3840, (void *)16, TSR_DEVICE, 0};
@@ -242,7 +242,7 @@ TEST(test_cuda_ring_stream_preference)
     tsr_box_params r3 = {3, -1, -1, 0, 0}, r6 = {6, -1, -1, 0, 0}, r7 = {7, -1, -1, 0, 0}, r8 = {8, -1, -1, 0, 0};
     tsr_box_params r12 = {12, -1, -1, 0, 0}, r13 = {13, -1, -1, 0, 0}, r16 = {16, -1, -1, 0, 0};
     tsr_box_params r9x10 = {0, 9, 10, 0, 0}, r11 = {11, -1, -1, 0, 0};
-    tsr_threshold_params b15 = {15, 0, 0, 0, 255}, b17 = {17, 0, 0, 0, 255}, b25 = {25, 0, 0, 0, 255};
+    tsr_threshold_params b15 = {15, 0, 0, 0, 255}, b17 = {17, 0, 0, 0, 255}, b25 = {25, 0, 0, 0, 255}, b27 = {27, 0, 0, 0, 255};
     const char *name;
     NEED_DEVICE();   /* the rings of ry 11 and 12 need the device's opt-in shared memory */
 #define DEFAULT_IS(op, img, p, want)                                                                  \
@@ -258,8 +258,9 @@ TEST(test_cuda_ring_stream_preference)
     DEFAULT_IS("box", &uhd, &r8, "stream");
     DEFAULT_IS("box", &uhd, &r11, "stream");
     DEFAULT_IS("box", &uhd, &r12, "stream");
-    DEFAULT_IS("box", &fhd, &r12, "wide");
-    DEFAULT_IS("box", &fhd, &r16, "wide");
+    DEFAULT_IS("box", &fhd, &r12, "stream");
+    DEFAULT_IS("box", &fhd, &r13, "stream");
+    DEFAULT_IS("box", &fhd, &r16, "stream");
     DEFAULT_IS("box", &big, &r16, "stream");
     DEFAULT_IS("box", &big, &r8, "stream");
     DEFAULT_IS("box", &fuhd, &r12, "stream");
@@ -268,7 +269,14 @@ TEST(test_cuda_ring_stream_preference)
     DEFAULT_IS("threshold", &big, &b15, "ring");
     DEFAULT_IS("threshold", &uhd, &b17, "stream");
     DEFAULT_IS("threshold", &uhd, &b25, "stream");
-    DEFAULT_IS("threshold", &fhd, &b25, "wide");
+    DEFAULT_IS("threshold", &fhd, &b25, "stream");
+    DEFAULT_IS("threshold", &fhd, &b27, "stream");
+    DEFAULT_IS("box", &uhd, &r16, "stream");
+    setenv("TSR_CUDA_STREAM_WIDE_MPIX", "4", 1);   /* wide for ry 13..16 under 4 Mpixels */
+    DEFAULT_IS("box", &fhd, &r16, "wide");
+    DEFAULT_IS("box", &fhd, &r12, "stream");
+    DEFAULT_IS("box", &uhd, &r16, "stream");
+    unsetenv("TSR_CUDA_STREAM_WIDE_MPIX");
     DEFAULT_IS("threshold", &big, &b25, "stream");
     setenv("TSR_CUDA_STREAM_RMAX", "0", 1);   /* stream declines every radius */
     DEFAULT_IS("box", &uhd, &r12, "ring");

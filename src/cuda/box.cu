@@ -1660,14 +1660,16 @@ static int tsr__rn_ahead_for(const tsr__box_args &a)
 #endif
 enum { TSR_RS_RMIN = 3, TSR_RS_RMAX = 16, TSR_RS_STRIP = 16 };
 
-/* box/stream's strip height: 16 rows, or 8 on images under 16 Mpixels up to ry = 13, which are
- * short of warps (H200, tessera-bench-cuda --stream, 8 / 16 rows, us: 3840x2160 box r = 3 / 8 /
- * 12 / 16 11.8 / 14.8 / 17.7 / 21.1 against 12.7 / 14.9 / 17.7 / 21.0, threshold blocks 7 / 17 /
- * 25 / 33 11.8 / 15.7 / 18.5 / 22.3 against 13.0 / 17.2 / 19.4 / 21.7; 8192x8192 r = 3 / 8 / 16
- * 49.5 / 61.2 / 85.5 against 48.6 / 56.7 / 72.9). */
+/* box/stream's strip height: 16 rows, or 8 on images short of warps: under 16 Mpixels up to
+ * ry = 12, under 4 Mpixels at every ry (H200, tessera-bench-cuda --stream, 8 / 16 rows, us:
+ * 3840x2160 box r = 3 / 8 / 12 / 16 11.8 / 14.8 / 17.7 / 21.1 against 12.7 / 14.9 / 17.7 / 21.0,
+ * threshold blocks 7 / 17 / 25 / 33 11.8 / 15.7 / 18.5 / 22.3 against 13.0 / 17.2 / 19.4 / 21.7,
+ * box r = 13 20.4 against 19.4-19.6; 1920x1080 box r = 13 / 16 13.6 / 15.4 against 16.0-16.1 /
+ * 17.3; 8192x8192 r = 3 / 8 / 16 49.5 / 61.2 / 85.5 against 48.6 / 56.7 / 72.9). */
 static int tsr__rs_strip_rows(const tsr__box_args &a)
 {
-    return (long long)a.w * a.h < (16ll << 20) && a.ry < 14 ? 8 : TSR_RS_STRIP;
+    const long long px = (long long)a.w * a.h;
+    return px < (4ll << 20) || (px < (16ll << 20) && a.ry <= 12) ? 8 : TSR_RS_STRIP;
 }
 
 /* One strip of outputs y0 .. y0 + n - 1. Step u (0 .. n + 2 ry - 1) adds source row y0 - ry + u
@@ -1999,17 +2001,21 @@ static int tsr__threshold_ring_prefer(const tsr_image *src, const void *params)
 {
     return tsr__ring_prefer(src, params, 1);
 }
-/* box/wide's stacked first windows (from ry = 12) overtake stream's squares on small images,
- * which leave both kernels short of warps. Twenty-fifth session (H200, us, wide / stream, box r =
- * 12 / 14 / 16): 1920x1080 15.4 / 15.8 / 16.3 against 17.7 / 18.9 / 20.0, 3840x2160 20.4 / 21.0 /
- * 21.5 against 20.3 / 21.7 / 24.0. Since the twenty-seventh session's faster stream, 3840x2160
- * runs stream: 17.7 / 18.9 / 20.8 against wide's 20.0 / 20.9 / 21.1 (threshold blocks 25 / 29 / 33
- * 19.4 / 20.6 / 21.7 against 21.1 / 21.7 / 22.1); below 4 Mpixels wide keeps them. */
+/* box/wide's stacked first windows (from ry = 12) overtook stream's squares on images of up to
+ * 10 Mpixels, which leave both kernels short of warps (H200, twenty-fifth session, us, wide /
+ * stream, box r = 12 / 14 / 16: 1920x1080 15.4 / 15.8 / 16.3 against 17.7 / 18.9 / 20.0, 3840x2160
+ * 20.4 / 21.0 / 21.5 against 20.3 / 21.7 / 24.0). Since the twenty-seventh session's faster
+ * stream, with 8-row strips on small images (tsr__rs_strip_rows), stream wins at every size:
+ * 3840x2160 17.7 / 18.9 / 20.8 against wide's 20.0 / 20.9 / 21.1; 1920x1080 box r = 13 / 16 13.6
+ * / 15.4 against 15.8 / 16.1, threshold blocks 27 / 33 13.5 / 14.9 against 16.6 / 17.1; 1280x720
+ * alike. TSR_CUDA_STREAM_WIDE_MPIX (Mpixels; 0, the default: never) gives ry 13..16 on smaller
+ * images back to wide, for measurements. */
 static int tsr__stream_prefer(const tsr_image *src, const void *params, int thresh)
 {
     tsr_image dummy = *src;
     const tsr__box_args a = tsr__small_args(src, &dummy, params, thresh);
-    if (a.ry < 12 || (long long)a.w * a.h >= (4ll << 20)) return 1;
+    const long long below = (long long)tsr__env_int("TSR_CUDA_STREAM_WIDE_MPIX", 0) << 20;
+    if (a.ry < 13 || (long long)a.w * a.h >= below) return 1;
     return !(thresh ? tsr__threshold_wide_supports(src, params) : tsr__box_wide_supports(src, params));
 }
 static int tsr__box_stream_prefer(const tsr_image *src, const void *params) { return tsr__stream_prefer(src, params, 0); }

@@ -10,7 +10,7 @@
  *   --strips: box/fast strip-height and column-sums band sweeps; --warp: box/warp and
  *   threshold/warp strip height x slide-path sweep; --reg: box/reg and threshold/reg strip heights;
  *   --ring: box/ring and threshold/ring strip heights at both sizes (radii 1..7), beside reg's and wide's defaults;
- *   --stream: box/stream and threshold/stream strip heights at both sizes (radii 8..16);
+ *   --stream: box/stream and threshold/stream strip heights at both sizes (radii 3..32);
  *   --wide: box/wide and threshold/wide strip heights (3840x2160 too); --stack: the same with and
  *   without stacked first windows (TSR_CUDA_WIDE_STACK; TSR_CUDA_WIDE_WARPS from the environment); --sweep: box/sweep and
  *   threshold/sweep strip heights at both sizes; --small: box/reg and threshold/reg strip heights,
@@ -843,7 +843,7 @@ int main(int argc, char **argv)
             sweep_strips("ring", "TSR_CUDA_RING_STRIP", NULL, {1, 2, 3, 4, 5, 6, 7}, {1, 20}, &g);
         }
         if (strips == 10)   /* box/stream's strip heights */
-            sweep_strips("stream", "TSR_CUDA_STREAM_STRIP", NULL, {3, 4, 5, 6, 7, 8, 10, 12, 14, 16}, {8, 12, 16, 24, 32, 48}, &g);
+            sweep_strips("stream", "TSR_CUDA_STREAM_STRIP", NULL, {3, 4, 6, 8, 12, 16, 17, 20, 24, 28, 32}, {8, 12, 16, 24, 32, 48}, &g);
         if (strips == 4 && si == 0)
             sweep_strips("wide", "TSR_CUDA_WIDE_STRIP", NULL, {3, 5, 7, 11, 15, 24, 31, 48, 64}, {12, 16, 20, 24, 28, 32, 40, 48},
                          &g);

@@ -209,13 +209,16 @@ TEST(test_variants_box_gray8_small)
  * last strip's partial ring, every radius pair the kernel takes (up to 3, and the squares up to
  * 12: packed horizontal sums up to 7, 32-bit ones beyond), every border; with strips of 15 and
  * every row also the deep rings that ry = 2 takes on large images (TSR_CUDA_RING_DEEP_MPIX=0).
- * box/stream and threshold/stream (squares 8 to 16) with strips of 1, 15 and every row
- * (TSR_CUDA_STREAM_STRIP). With strips of 15 the ring's interior strips step their row pointers
- * at every ry (TSR_CUDA_RING_INTERIOR_RY), with every row neither kernel's strips do. */
+ * box/stream and threshold/stream (squares 3 to 32, blocks 7 to 65: one halo lane up to radius
+ * 16, two beyond) with strips of 1, 15 and every row (TSR_CUDA_STREAM_STRIP). With strips of 15
+ * the ring's interior strips step their row pointers at every ry (TSR_CUDA_RING_INTERIOR_RY) and
+ * stream's interior strips run, their first windows by plain loads or, on the 12-row image,
+ * through the queue (TSR_CUDA_STREAM_LDG_START); with every row neither kernel's strips do. The
+ * 111-column image leaves two output lanes between two-lane halos, the rest to the edge blocks. */
 TEST(test_variants_box_ring_strips)
 {
     static const char *strips[] = {"1", "15", "100000"};
-    static const struct { int w, h; } gs[] = {{481, 1}, {977, 12}, {1031, 67}};
+    static const struct { int w, h; } gs[] = {{481, 1}, {977, 12}, {1031, 131}, {111, 97}};
     int skipped = 0, n = 0;
     for (int si = 0; si < 3; si++) {
         setenv("TSR_CUDA_RING_STRIP", strips[si], 1);
@@ -223,8 +226,9 @@ TEST(test_variants_box_ring_strips)
         setenv("TSR_CUDA_RING_DEEP_MPIX", si ? "0" : "100000", 1);
         setenv("TSR_CUDA_RING_INTERIOR_RY", si == 1 ? "16" : "-1", 1);
         setenv("TSR_CUDA_STREAM_INTERIOR", si == 1 ? "1" : "0", 1);
-        for (int gi = 0; gi < 3; gi++) {
-            for (int r = 0; r < 30; r++, n++) {   /* every pair up to 3, then the squares 4..17 */
+        for (int gi = 0; gi < 4; gi++) {
+            setenv("TSR_CUDA_STREAM_LDG_START", gi == 1 ? "0" : "1", 1);
+            for (int r = 0; r < 46; r++, n++) {   /* every pair up to 3, then the squares 4..33 */
                 int border = n % 4, rx = r < 16 ? r % 4 : r - 12, ry = r < 16 ? r / 4 : r - 12;
                 tsr_box_params p = {0, rx, ry, border, border == TSR_BORDER_CONSTANT ? (n & 1 ? 255 : 7) : 0};
                 tsr_image img;
@@ -235,7 +239,7 @@ TEST(test_variants_box_ring_strips)
                 skipped += compare_all("box", &img, &p, what);
                 tsr_image_free(&img);
             }
-            for (int b = 3; b <= 35; b += 2, n++) {
+            for (int b = 3; b <= 67; b += 2, n++) {
                 tsr_threshold_params p = {b, (double)(n % 7) - 3.0, TSR_THRESH_MEAN, n & 1, n & 2 ? 255 : 100};
                 tsr_image img;
                 char what[128];
@@ -252,6 +256,7 @@ TEST(test_variants_box_ring_strips)
     unsetenv("TSR_CUDA_RING_DEEP_MPIX");
     unsetenv("TSR_CUDA_RING_INTERIOR_RY");
     unsetenv("TSR_CUDA_STREAM_INTERIOR");
+    unsetenv("TSR_CUDA_STREAM_LDG_START");
     finish("box", skipped);
 }
 

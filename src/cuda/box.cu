@@ -1123,6 +1123,7 @@ struct tsr__reg_geom {
     int xend;           /* outputs cover [16, xend); xend = w rounded down to 16, less 16 */
     int ahead;          /* box/ring: rows queued ahead, which picks its kernel (tsr__rn_ahead_for); host only */
     int interior;       /* box/ring, box/stream: the largest ry whose interior strips step row pointers */
+    int ldg_start;      /* box/stream: interior strips sum their first window by plain loads (tsr__rs_strip) */
 };
 
 /* This lane's 16 source bytes of row y (unmapped: the row border applies here) with one 16-byte
@@ -1211,9 +1212,9 @@ __device__ __forceinline__ void tsr__rg_row(const tsr__box_args &a, const tsr__r
 #pragma unroll
     for (int k = 0; k < 8; k++) P[k + NP] = c[k];
 #pragma unroll
-    for (int k = 0; k < NP; k++) {
-        P[k] = __shfl_up_sync(0xffffffffu, c[8 - NP + k], 1);
-        P[8 + NP + k] = __shfl_down_sync(0xffffffffu, c[k], 1);
+    for (int k = 0; k < NP; k++) {   /* windows wider than 33 columns (box/stream) reach two lanes over */
+        P[k] = k >= NP - 8 ? __shfl_up_sync(0xffffffffu, c[8 - NP + k], 1) : __shfl_up_sync(0xffffffffu, c[16 - NP + k], 2);
+        P[8 + NP + k] = k < 8 ? __shfl_down_sync(0xffffffffu, c[k], 1) : __shfl_down_sync(0xffffffffu, c[k - 8], 2);
     }
     P[8 + 2 * NP] = 0;
     if (!store) return;
@@ -1345,28 +1346,30 @@ __device__ __forceinline__ void tsr__rg_strips(const tsr__box_args &a, const tsr
     }
 }
 
-/* The columns the warps leave out, [0, 16) and [xend, w), of the rows of strip 'strip' (32 to 47
- * columns: a fraction of a percent of a large image), by the whole block through shared memory
- * 'smem' (tsr__rg_edge_bytes(RX, RY) bytes) in chunks of up to 16 rows: the chunk's source
+/* The columns the warps leave out, [0, 16 HL) and [xend, w), of the rows of strip 'strip' (32 to
+ * 47 columns with one halo lane, HL = 1; 64 to 79 with two: a fraction of a percent of a large
+ * image), by the whole block through shared memory 'smem' (tsr__rg_edge_bytes(RX, RY, HL) bytes)
+ * in chunks of up to 16 rows: the chunk's source
  * window mapped through the borders and staged once (every load issued at once), its column sums,
  * then the row sums. Per-pixel windows (49 loads a pixel at radius 3, with every tap unrolled)
  * made these blocks, one in six of a launch at 8192x8192, the slow ones: with them skipped
  * box/ring r = 3 took 61 us instead of 72 (docs/perf-notes.md). */
 enum { TSR_RG_EDGE_CH = 16 };
-__host__ __device__ constexpr int tsr__rg_edge_cols(int rx) { return 3 * TSR_RG_CPT - 1 + 4 * rx; }
-__host__ __device__ constexpr int tsr__rg_edge_bytes(int rx, int ry)
+__host__ __device__ constexpr int tsr__rg_edge_cols(int rx, int hl = 1) { return (2 * hl + 1) * TSR_RG_CPT - 1 + 4 * rx; }
+__host__ __device__ constexpr int tsr__rg_edge_bytes(int rx, int ry, int hl = 1)
 {
-    return ((TSR_RG_EDGE_CH + 2 * ry) * tsr__rg_edge_cols(rx) + 15) / 16 * 16 + TSR_RG_EDGE_CH * tsr__rg_edge_cols(rx) * 2;
+    return ((TSR_RG_EDGE_CH + 2 * ry) * tsr__rg_edge_cols(rx, hl) + 15) / 16 * 16 +
+           TSR_RG_EDGE_CH * tsr__rg_edge_cols(rx, hl) * 2;
 }
-template <int RX, int RY>
+template <int RX, int RY, int HL = 1>
 __device__ __forceinline__ void tsr__rg_edge_tile(const tsr__box_args &a, const tsr__reg_geom &g, int strip,
                                                   unsigned char *smem)
 {
-    enum { CH = TSR_RG_EDGE_CH, L = TSR_RG_CPT + 2 * RX, TC = tsr__rg_edge_cols(RX) };
+    enum { CH = TSR_RG_EDGE_CH, LW = HL * TSR_RG_CPT, L = LW + 2 * RX, TC = tsr__rg_edge_cols(RX, HL) };
     unsigned char(*T)[TC] = (unsigned char(*)[TC])smem;   /* staged source: chunk rows + 2 RY */
     unsigned short(*V)[TC] = (unsigned short(*)[TC])(smem + ((CH + 2 * RY) * TC + 15) / 16 * 16);   /* column sums */
     /* tile column c < L is source column c - RX (left); from L on, xend - RX + (c - L) (right) */
-    const int nr = a.w - g.xend, tc = L + nr + 2 * RX, ncols = TSR_RG_CPT + nr;
+    const int nr = a.w - g.xend, tc = L + nr + 2 * RX, ncols = LW + nr;
     const int y0 = strip * g.strip_h, y1 = min(a.h, y0 + g.strip_h);
     for (int t0 = y0; t0 < y1; t0 += CH) {
         const int ch = min((int)CH, y1 - t0), tr = ch + 2 * RY;
@@ -1388,8 +1391,8 @@ __device__ __forceinline__ void tsr__rg_edge_tile(const tsr__box_args &a, const 
         __syncthreads();
         for (int i = threadIdx.x; i < ch * ncols; i += blockDim.x) {
             const int r = i / ncols, col = i - r * ncols;
-            const int left = col < TSR_RG_CPT, c = left ? col : L + (col - TSR_RG_CPT);   /* the window's first */
-            const int x = left ? col : g.xend + (col - TSR_RG_CPT);
+            const int left = col < LW, c = left ? col : L + (col - LW);   /* the window's first */
+            const int x = left ? col : g.xend + (col - LW);
             unsigned s = 0;
 #pragma unroll
             for (int k = 0; k <= 2 * RX; k++) s += V[r][c + k];
@@ -1589,24 +1592,26 @@ extern __shared__ uint4 tsr__rn_dyn[];
 
 /* In a ring or stream launch the last column of blocks stages and writes the edge columns of its
  * strips through smem, where the rings would be; true for those blocks. */
-template <int RX, int RY>
+template <int RX, int RY, int HL = 1>
 __device__ __forceinline__ bool tsr__rn_edge_blocks(const tsr__box_args &a, const tsr__reg_geom &g, unsigned char *smem)
 {
     if (blockIdx.x != gridDim.x - 1) return false;
-    for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y) tsr__rg_edge_tile<RX, RY>(a, g, strip, smem);
+    for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y) tsr__rg_edge_tile<RX, RY, HL>(a, g, strip, smem);
     return true;
 }
 
 /* This thread's place in a ring or stream launch, as the kernel's own statements (a function
  * returning them through pointers or a struct changed the compiled prologue of every ring kernel):
  * lane, warp, the warp's segment (the warp leaves when it has none), the lane's first column xc
- * and whether it stores (lanes 1..30, the others being the halo, left of xend). */
-#define TSR__RN_PLACE(g)                                                                                 \
+ * and whether it stores (lanes HL..31 - HL, the others being the halo, left of xend). A segment
+ * writes 32 - 2 HL lanes of 16 columns. */
+#define TSR__RN_PLACE_HL(g, HL)                                                                          \
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;                                          \
     const int seg = blockIdx.x * TSR_RG_WARPS + warp;                                                    \
     if (seg >= (g).nseg) return;                                                                         \
-    const int xc = seg * TSR_RG_OW + TSR_RG_CPT * lane;                                                  \
-    const int out = lane >= 1 && lane <= TSR_RG_LANES_OUT && xc < (g).xend
+    const int xc = seg * (32 - 2 * (HL)) * TSR_RG_CPT + TSR_RG_CPT * lane;                              \
+    const int out = lane >= (HL) && lane < 32 - (HL) && xc < (g).xend
+#define TSR__RN_PLACE(g) TSR__RN_PLACE_HL(g, 1)
 
 template <int THRESH, int RX, int RY, int AHEAD>
 __global__ void __launch_bounds__(TSR_RG_WARPS * 32, tsr__rn_minb(RY)) tsr__box_ring_kernel(tsr__box_args a, tsr__reg_geom g)
@@ -1658,7 +1663,11 @@ static int tsr__rn_ahead_for(const tsr__box_args &a)
 #ifndef TSR_RS_D
 #define TSR_RS_D 4   /* steps queued ahead per stream (a power of two; measurement knob) */
 #endif
-enum { TSR_RS_RMIN = 3, TSR_RS_RMAX = 16, TSR_RS_STRIP = 16 };
+enum { TSR_RS_RMIN = 3, TSR_RS_RMAX = 32, TSR_RS_STRIP = 16 };
+
+/* Halo lanes on each side of a stream segment: windows up to 33 columns wide reach one lane
+ * over, wider ones two (a segment then writes 28 lanes, 448 columns). */
+__host__ __device__ constexpr int tsr__rs_halo(int rx) { return rx > TSR_RG_CPT ? 2 : 1; }
 
 /* box/stream's strip height: 16 rows, or 8 on images short of warps: under 16 Mpixels up to
  * ry = 12, under 4 Mpixels at every ry (H200, tessera-bench-cuda --stream, 8 / 16 rows, us:
@@ -1722,16 +1731,33 @@ __device__ __forceinline__ void tsr__rs_strip(const tsr__box_args &a, const tsr_
         queue(u + D);   /* into the slots just read */
         tsr__cp_commit();
     };
+    if (INTERIOR && g.ldg_start) {
+        /* The start-up steps by plain loads, eight in flight: each cost about 34 instructions
+         * through the queue (wait, shared load, copy, commit) against about 18 here. The queue
+         * starts at step 2 ry, its copies in flight meanwhile. */
+        pe += 2 * RY * a.sstride;
 #pragma unroll
-    for (int u = 0; u < D; u++) {
-        queue(u);
-        tsr__cp_commit();
-    }
-    for (int u = 0; u < 2 * RY; u++) {   /* start-up: rows 0 .. 2 ry - 1 of the first window */
-        tsr__cp_wait<D - 1>();
-        tsr__rg_acc(c, E[32 * (u & (D - 1))]);
-        queue(u + D);
-        tsr__cp_commit();
+        for (int u = 2 * RY; u < 2 * RY + D; u++) {
+            queue(u);
+            tsr__cp_commit();
+        }
+        if (load) {
+            const unsigned char *p = tsr__cu_row<uint8_t>(a.src, a.sstride, y0 - RY) + xc;
+#pragma unroll 8
+            for (int u = 0; u < 2 * RY; u++, p += a.sstride) tsr__rg_acc(c, __ldg((const uint4 *)p));
+        }
+    } else {
+#pragma unroll
+        for (int u = 0; u < D; u++) {
+            queue(u);
+            tsr__cp_commit();
+        }
+        for (int u = 0; u < 2 * RY; u++) {   /* start-up: rows 0 .. 2 ry - 1 of the first window */
+            tsr__cp_wait<D - 1>();
+            tsr__rg_acc(c, E[32 * (u & (D - 1))]);
+            queue(u + D);
+            tsr__cp_commit();
+        }
     }
     tsr__cp_wait<D - 1>();   /* step 2 ry completes the first window */
     tsr__rg_acc(c, E[32 * ((2 * RY) & (D - 1))]);
@@ -1748,12 +1774,13 @@ __device__ __forceinline__ void tsr__rs_strip(const tsr__box_args &a, const tsr_
 template <int THRESH, int RX, int RY>
 __global__ void __launch_bounds__(TSR_RG_WARPS * 32, TSR_RN_MINB_WIDE) tsr__box_stream_kernel(tsr__box_args a, tsr__reg_geom g)
 {
+    enum { HL = tsr__rs_halo(RX) };
     __shared__ uint4 ring[TSR_RG_WARPS * 3 * TSR_RS_D * 32];
-    static_assert(sizeof(ring) >= tsr__rg_edge_bytes(RX, RY), "the edge columns' staging fits in the ring");
-    if (tsr__rn_edge_blocks<RX, RY>(a, g, (unsigned char *)ring)) return;
-    TSR__RN_PLACE(g);
+    static_assert(sizeof(ring) >= tsr__rg_edge_bytes(RX, RY, HL), "the edge columns' staging fits in the ring");
+    if (tsr__rn_edge_blocks<RX, RY, HL>(a, g, (unsigned char *)ring)) return;
+    TSR__RN_PLACE_HL(g, HL);
     uint4 *const lr = ring + warp * 3 * TSR_RS_D * 32 + lane;
-    const int load = xc <= g.xend;
+    const int load = xc < g.xend + HL * TSR_RG_CPT;   /* the right halo's lanes still load */
     for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y) {
         const int y0 = strip * g.strip_h, n = min(a.h, y0 + g.strip_h) - y0;
         if (RY <= g.interior && y0 >= RY && y0 + n + RY <= a.h)
@@ -1786,7 +1813,8 @@ tsr_status tsr__box_unaligned_dst(const tsr__box_args &a, const tsr_image *src, 
 static int tsr__box_reg_plan(const tsr__box_args &a, int depth, const tsr_image *src, const tsr_image *dst,
                              tsr__reg_geom *g, int ring)
 {
-    const int stream = ring == 2;   /* box/stream: square windows of radius 8 to 16 only */
+    const int stream = ring == 2;   /* box/stream: square windows of radius 3 to 32 only */
+    const int hl = stream ? tsr__rs_halo(a.rx) : 1;   /* halo lanes each side */
     if (stream && (a.rx != a.ry || a.rx < TSR_RS_RMIN || a.rx > TSR_RS_RMAX ||
                    a.rx > tsr__env_int("TSR_CUDA_STREAM_RMAX", TSR_RS_RMAX)))
         return 0;
@@ -1801,7 +1829,8 @@ static int tsr__box_reg_plan(const tsr__box_args &a, int depth, const tsr_image 
     if (ring == 1 && tsr__rn_bytes(a.ry) > tsr__cu_smem_optin()) return 0;
     /* 16-byte loads and stores: aligned rows, and at least two lanes of outputs between the
      * halo lanes (narrower images go to box/warp). */
-    if (!tsr__cu_aligned(src->data, src->stride, 16) || !tsr__cu_aligned(dst->data, dst->stride, 16) || a.w < 64)
+    if (!tsr__cu_aligned(src->data, src->stride, 16) || !tsr__cu_aligned(dst->data, dst->stride, 16) ||
+        a.w < 32 * hl + 32)
         return 0;
     /* the mean is one multiply-high with no shift: tsr__box_magic must find shift 0 exact */
     unsigned magic;
@@ -1814,9 +1843,12 @@ static int tsr__box_reg_plan(const tsr__box_args &a, int depth, const tsr_image 
     g->ahead = ring == 1 ? tsr__rn_ahead_for(a) : 0;
     g->interior = stream ? tsr__env_int("TSR_CUDA_STREAM_INTERIOR", 1) ? TSR_RS_RMAX : -1
                          : tsr__env_int("TSR_CUDA_RING_INTERIOR_RY", TSR_RN_INTERIOR_RY);
+    g->ldg_start = stream && tsr__env_int("TSR_CUDA_STREAM_LDG_START", 1) != 0;
     long long n = 2 * a.ry + 1 + (ring == 1 ? g->ahead : (int)TSR_RG_AHEAD);
-    g->xend = (a.w & ~(TSR_RG_CPT - 1)) - TSR_RG_CPT;
-    g->nseg = (int)(((long long)g->xend - TSR_RG_CPT + TSR_RG_OW - 1) / TSR_RG_OW);
+    /* outputs [16 hl, xend) in segments of 32 - 2 hl lanes; the rest is the edge blocks' */
+    const int ow = (32 - 2 * hl) * TSR_RG_CPT;
+    g->xend = (a.w & ~(TSR_RG_CPT - 1)) - hl * TSR_RG_CPT;
+    g->nseg = (int)(((long long)g->xend - hl * TSR_RG_CPT + ow - 1) / ow);
     /* box/ring: one ring per strip, every row of the strip queued at its start.
      * box/reg: strips of one ring (n rows), two for ry = 1 on images short of warps:
      * tessera-bench-cuda --small (H100, eighth session), box r = 1 / 2 on 8192x8192 56.8 / 70.1 us
@@ -1872,6 +1904,10 @@ static tsr_status tsr__box_reg_run(const tsr__box_args &a, const tsr_image *src,
             TSR__RS_LAUNCH(3); TSR__RS_LAUNCH(4); TSR__RS_LAUNCH(5); TSR__RS_LAUNCH(6); TSR__RS_LAUNCH(7);
             TSR__RS_LAUNCH(8); TSR__RS_LAUNCH(9); TSR__RS_LAUNCH(10); TSR__RS_LAUNCH(11); TSR__RS_LAUNCH(12);
             TSR__RS_LAUNCH(13); TSR__RS_LAUNCH(14); TSR__RS_LAUNCH(15); TSR__RS_LAUNCH(16);
+            TSR__RS_LAUNCH(17); TSR__RS_LAUNCH(18); TSR__RS_LAUNCH(19); TSR__RS_LAUNCH(20); TSR__RS_LAUNCH(21);
+            TSR__RS_LAUNCH(22); TSR__RS_LAUNCH(23); TSR__RS_LAUNCH(24); TSR__RS_LAUNCH(25); TSR__RS_LAUNCH(26);
+            TSR__RS_LAUNCH(27); TSR__RS_LAUNCH(28); TSR__RS_LAUNCH(29); TSR__RS_LAUNCH(30); TSR__RS_LAUNCH(31);
+            TSR__RS_LAUNCH(32);
         }
 #undef TSR__RS_LAUNCH
         return TSR_CUDA_LAUNCHED(what);
@@ -2067,7 +2103,7 @@ extern "C" const tsr_variant tsr__box_cuda[] = {
      "8-bit gray, radii up to 3 or equal radii up to 12: box/reg's arithmetic, the window rows in a per-lane shared-memory ring filled by cp.async",
      tsr__box_ring, tsr__box_ring_supports, 1, 0, tsr__box_ring_prefer},
     {"stream", TSR_BACKEND_CUDA,
-     "8-bit gray, equal radii 3 to 16: box/ring's lanes with only the entering and leaving rows queued ahead (shared memory independent of the radius, 8- or 16-row strips)",
+     "8-bit gray, equal radii 3 to 32: box/ring's lanes with only the entering and leaving rows queued ahead (shared memory independent of the radius, 8- or 16-row strips)",
      tsr__box_stream, tsr__box_stream_supports, 1, 0, tsr__box_stream_prefer},
     {"reg", TSR_BACKEND_CUDA,
      "8-bit gray, radii up to 2: 16 columns per lane, window rows and column sums in registers (box/ring is faster)",
@@ -2094,7 +2130,7 @@ extern "C" const tsr_variant tsr__threshold_cuda[] = {
      tsr__threshold_tile, tsr__threshold_tile_supports, 0, 0, NULL},
     {"ring", TSR_BACKEND_CUDA, "box/ring's means with the comparison as the output step (8-bit, blocks up to 25)",
      tsr__threshold_ring, tsr__threshold_ring_supports, 1, 0, tsr__threshold_ring_prefer},
-    {"stream", TSR_BACKEND_CUDA, "box/stream's means with the comparison as the output step (8-bit, blocks 7 to 33)",
+    {"stream", TSR_BACKEND_CUDA, "box/stream's means with the comparison as the output step (8-bit, blocks 7 to 65)",
      tsr__threshold_stream, tsr__threshold_stream_supports, 1, 0, tsr__threshold_stream_prefer},
     {"reg", TSR_BACKEND_CUDA, "box/reg's means with the comparison as the output step (8-bit, blocks up to 7)",
      tsr__threshold_reg, tsr__threshold_reg_supports, 0, 0, NULL},

@@ -1823,18 +1823,16 @@ __device__ __forceinline__ void tsr__rs_stack_start(const tsr__box_args &a, int 
 }
 
 /* Stacked launches (g.stack): block (seg, group) runs strips TSR_RG_WARPS group + warp of segment
- * seg; the last TSR_RG_WARPS columns of blocks do the edge columns of the group's strips, one
- * strip each (one block doing all four was the launch's slowest: 2-3x the time of the whole
- * unstacked launch at 1920x1080, since the edge tile's cost grows with the radius). */
+ * seg, the last column of blocks the edge columns of the group's strips. */
 template <int THRESH, int RX, int RY>
 __device__ __forceinline__ void tsr__rs_stacked(const tsr__box_args &a, const tsr__reg_geom &g, uint4 *ring)
 {
     enum { HL = tsr__rs_halo(RX), W = TSR_RG_WARPS };
     const int ngroups = (g.nstrips + W - 1) / W;
-    if ((int)blockIdx.x >= g.nseg) {
+    if (blockIdx.x == gridDim.x - 1) {
         for (int gy = blockIdx.y; gy < ngroups; gy += gridDim.y)
-            if (gy * W + (int)blockIdx.x - g.nseg < g.nstrips)
-                tsr__rg_edge_tile<RX, RY, HL>(a, g, gy * W + (int)blockIdx.x - g.nseg, (unsigned char *)ring);
+            for (int k = 0; k < W && gy * W + k < g.nstrips; k++)
+                tsr__rg_edge_tile<RX, RY, HL>(a, g, gy * W + k, (unsigned char *)ring);
         return;
     }
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -1987,7 +1985,7 @@ static tsr_status tsr__box_reg_run(const tsr__box_args &a, const tsr_image *src,
               (unsigned)(g.nstrips < TSR_CU_MAX_GRID_Y ? g.nstrips : TSR_CU_MAX_GRID_Y));
     if (ring == 2 && g.stack) {   /* a block per segment and group of strips */
         const unsigned ngroups = tsr__div_up((unsigned)g.nstrips, TSR_RG_WARPS);
-        grid = dim3((unsigned)g.nseg + TSR_RG_WARPS, ngroups < TSR_CU_MAX_GRID_Y ? ngroups : TSR_CU_MAX_GRID_Y);
+        grid = dim3((unsigned)g.nseg + 1, ngroups < TSR_CU_MAX_GRID_Y ? ngroups : TSR_CU_MAX_GRID_Y);
     }
     unsigned nt = TSR_RG_WARPS * 32;
     if (ring == 2) {

@@ -213,11 +213,8 @@ TEST(test_variants_box_gray8_small)
  * 16, two beyond) with strips of 1, 15 and every row (TSR_CUDA_STREAM_STRIP). With strips of 15
  * the ring's interior strips step their row pointers at every ry (TSR_CUDA_RING_INTERIOR_RY) and
  * stream's interior strips run, their first windows by plain loads or, on the 12-row image,
- * through the queue (TSR_CUDA_STREAM_LDG_START); with every row neither kernel's strips do.
- * Stream's stacked first windows (TSR_CUDA_STREAM_STACK_RY) alternate with the per-strip ones
- * over the images: chunks of 1 row (strips of 1), none, one or several of 15, partial groups at
- * the bottom. The 111-column image leaves two output lanes between two-lane halos, the rest to
- * the edge blocks. */
+ * through the queue (TSR_CUDA_STREAM_LDG_START); with every row neither kernel's strips do. The
+ * 111-column image leaves two output lanes between two-lane halos, the rest to the edge blocks. */
 TEST(test_variants_box_ring_strips)
 {
     static const char *strips[] = {"1", "15", "100000"};
@@ -231,7 +228,6 @@ TEST(test_variants_box_ring_strips)
         setenv("TSR_CUDA_STREAM_INTERIOR", si == 1 ? "1" : "0", 1);
         for (int gi = 0; gi < 4; gi++) {
             setenv("TSR_CUDA_STREAM_LDG_START", gi == 1 ? "0" : "1", 1);
-            setenv("TSR_CUDA_STREAM_STACK_RY", (si + gi) % 2 ? "3" : "100", 1);
             for (int r = 0; r < 46; r++, n++) {   /* every pair up to 3, then the squares 4..33 */
                 int border = n % 4, rx = r < 16 ? r % 4 : r - 12, ry = r < 16 ? r / 4 : r - 12;
                 tsr_box_params p = {0, rx, ry, border, border == TSR_BORDER_CONSTANT ? (n & 1 ? 255 : 7) : 0};
@@ -261,7 +257,6 @@ TEST(test_variants_box_ring_strips)
     unsetenv("TSR_CUDA_RING_INTERIOR_RY");
     unsetenv("TSR_CUDA_STREAM_INTERIOR");
     unsetenv("TSR_CUDA_STREAM_LDG_START");
-    unsetenv("TSR_CUDA_STREAM_STACK_RY");
     finish("box", skipped);
 }
 

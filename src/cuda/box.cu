@@ -1124,8 +1124,6 @@ struct tsr__reg_geom {
     int ahead;          /* box/ring: rows queued ahead, which picks its kernel (tsr__rn_ahead_for); host only */
     int interior;       /* box/ring, box/stream: the largest ry whose interior strips step row pointers */
     int ldg_start;      /* box/stream: interior strips sum their first window by plain loads (tsr__rs_strip) */
-    int stack;          /* box/stream: a block's warps take consecutive strips of one segment and share their
-                           first windows' rows (tsr__rs_stack_start) */
 };
 
 /* This lane's 16 source bytes of row y (unmapped: the row border applies here) with one 16-byte
@@ -1665,8 +1663,7 @@ static int tsr__rn_ahead_for(const tsr__box_args &a)
 #ifndef TSR_RS_D
 #define TSR_RS_D 4   /* steps queued ahead per stream (a power of two; measurement knob) */
 #endif
-enum { TSR_RS_RMIN = 3, TSR_RS_RMAX = 32, TSR_RS_STRIP = 16, TSR_RS_STACK_RY = 17,
-       TSR_RS_CHUNKS = 3 * TSR_RS_D * TSR_RG_WARPS / 2 /* chunk sums a block's rings hold (1 KiB each) */ };
+enum { TSR_RS_RMIN = 3, TSR_RS_RMAX = 32, TSR_RS_STRIP = 16 };
 
 /* Halo lanes on each side of a stream segment: windows up to 33 columns wide reach one lane
  * over, wider ones two (a segment then writes 28 lanes, 448 columns). */
@@ -1692,9 +1689,9 @@ static int tsr__rs_strip_rows(const tsr__box_args &a)
  * test. INTERIOR: every row the strip reads lies inside the image, so each stream queues from a
  * pointer stepped by the stride, with no border test and no row address per row (lanes that
  * load nothing copy zeros). */
-template <int THRESH, int RX, int RY, int INTERIOR, int PRE = 0>
+template <int THRESH, int RX, int RY, int INTERIOR>
 __device__ __forceinline__ void tsr__rs_strip(const tsr__box_args &a, const tsr__reg_geom &g, uint4 *ring, int xc,
-                                              int load, int out, int y0, int n, const unsigned *pre = nullptr)
+                                              int load, int out, int y0, int n)
 {
     enum { D = TSR_RS_D, W = 2 * RY + 1 };
     uint4 *const E = ring, *const L = ring + 32 * D, *const C = ring + 64 * D;
@@ -1725,10 +1722,6 @@ __device__ __forceinline__ void tsr__rs_strip(const tsr__box_args &a, const tsr_
         }
     };
     unsigned c[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    if (PRE) {   /* the sums of the first window's rows 0 .. 2 ry - 1 came with the call (a stacked block) */
-#pragma unroll
-        for (int k = 0; k < 8; k++) c[k] = pre[k];
-    }
     /* output step u: row u's sums are in c; write its output row and queue step u + D */
     auto output = [&](int u) {
         const int sl = 32 * (u & (D - 1));
@@ -1738,17 +1731,17 @@ __device__ __forceinline__ void tsr__rs_strip(const tsr__box_args &a, const tsr_
         queue(u + D);   /* into the slots just read */
         tsr__cp_commit();
     };
-    if (PRE || (INTERIOR && g.ldg_start)) {
+    if (INTERIOR && g.ldg_start) {
         /* The start-up steps by plain loads, eight in flight: each cost about 34 instructions
          * through the queue (wait, shared load, copy, commit) against about 18 here. The queue
          * starts at step 2 ry, its copies in flight meanwhile. */
-        if (INTERIOR) pe += 2 * RY * a.sstride;
+        pe += 2 * RY * a.sstride;
 #pragma unroll
         for (int u = 2 * RY; u < 2 * RY + D; u++) {
             queue(u);
             tsr__cp_commit();
         }
-        if (!PRE && load) {
+        if (load) {
             const unsigned char *p = tsr__cu_row<uint8_t>(a.src, a.sstride, y0 - RY) + xc;
 #pragma unroll 8
             for (int u = 0; u < 2 * RY; u++, p += a.sstride) tsr__rg_acc(c, __ldg((const uint4 *)p));
@@ -1778,91 +1771,12 @@ __device__ __forceinline__ void tsr__rs_strip(const tsr__box_args &a, const tsr_
     tsr__cp_wait<0>();   /* nothing of this strip may land in the next one's ring */
 }
 
-/* The first windows of a stacked block: warp w's strip starts at Y0 + w sh and needs the sums of
- * rows Y0 + w sh - ry .. Y0 + w sh + ry - 1 before its first step (tsr__rs_strip's step 2 ry adds
- * the last). Those rows, from Ya = Y0 - ry on, are cut into chunks of sh rows; the warps sum the
- * block's W + q - 1 chunks between them (each chunk once) into shared memory C, and warp w adds
- * its q = 2 ry / sh chunks w .. w + q - 1 and its own 2 ry - q sh rows after them: about (W + q)
- * sh rows a block rather than W 2 ry, and no warp waits on more than a few chunks. The same idea
- * as box/wide's (tsr__wd_stack_start). Rows outside the image are mapped through the border.
- * Block-wide: every warp reaches both barriers; C aliases the rings, which the strips only fill
- * after the second. */
-template <int RY>
-__device__ __forceinline__ void tsr__rs_stack_start(const tsr__box_args &a, int sh, uint4 *C, int lane, int warp, int xc,
-                                                    int load, int Y0, unsigned c[8])
-{
-    enum { W = TSR_RG_WARPS };
-    const int q = 2 * RY / sh, rem = 2 * RY - q * sh, ya = Y0 - RY;
-    const bool inside = ya >= 0 && Y0 + W * sh + RY <= a.h;   /* every row any warp of the block sums */
-    auto sum_rows = [&](int y, int nrows, unsigned t[8]) {
-        if (inside) {
-            if (!load) return;
-            const unsigned char *p = tsr__cu_row<uint8_t>(a.src, a.sstride, y) + xc;
-#pragma unroll 4
-            for (int i = 0; i < nrows; i++, p += a.sstride) tsr__rg_acc(t, __ldg((const uint4 *)p));
-        } else {
-            for (int i = 0; i < nrows; i++) tsr__rg_acc(t, tsr__rg_load(a, y + i, xc, load));
-        }
-    };
-#pragma unroll
-    for (int k = 0; k < 8; k++) c[k] = 0;
-    sum_rows(ya + (warp + q) * sh, rem, c);
-    for (int k = warp; k < W + q - 1; k += W) {
-        unsigned t[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-        sum_rows(ya + k * sh, sh, t);
-        C[64 * k + lane] = make_uint4(t[0], t[1], t[2], t[3]);   /* lane-consecutive 16-byte words */
-        C[64 * k + 32 + lane] = make_uint4(t[4], t[5], t[6], t[7]);
-    }
-    __syncthreads();
-    for (int k = warp; k < warp + q; k++) {
-        const uint4 u = C[64 * k + lane], v = C[64 * k + 32 + lane];
-        c[0] += u.x, c[1] += u.y, c[2] += u.z, c[3] += u.w;
-        c[4] += v.x, c[5] += v.y, c[6] += v.z, c[7] += v.w;
-    }
-    __syncthreads();
-}
-
-/* Stacked launches (g.stack): block (seg, group) runs strips TSR_RG_WARPS group + warp of segment
- * seg, the last column of blocks the edge columns of the group's strips. */
-template <int THRESH, int RX, int RY>
-__device__ __forceinline__ void tsr__rs_stacked(const tsr__box_args &a, const tsr__reg_geom &g, uint4 *ring)
-{
-    enum { HL = tsr__rs_halo(RX), W = TSR_RG_WARPS };
-    const int ngroups = (g.nstrips + W - 1) / W;
-    if (blockIdx.x == gridDim.x - 1) {
-        for (int gy = blockIdx.y; gy < ngroups; gy += gridDim.y)
-            for (int k = 0; k < W && gy * W + k < g.nstrips; k++)
-                tsr__rg_edge_tile<RX, RY, HL>(a, g, gy * W + k, (unsigned char *)ring);
-        return;
-    }
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int xc = (int)blockIdx.x * (32 - 2 * HL) * TSR_RG_CPT + TSR_RG_CPT * lane;
-    const int out = lane >= HL && lane < 32 - HL && xc < g.xend, load = xc < g.xend + HL * TSR_RG_CPT;
-    uint4 *const lr = ring + warp * 3 * TSR_RS_D * 32 + lane;
-    for (int gy = blockIdx.y; gy < ngroups; gy += gridDim.y) {
-        const int Y0 = gy * W * g.strip_h, y0 = Y0 + warp * g.strip_h, n = min(a.h, y0 + g.strip_h) - y0;
-        unsigned c[8];
-        tsr__rs_stack_start<RY>(a, g.strip_h, ring, lane, warp, xc, load, Y0, c);
-        if (n > 0) {
-            if (RY <= g.interior && y0 >= RY && y0 + n + RY <= a.h)
-                tsr__rs_strip<THRESH, RX, RY, 1, 1>(a, g, lr, xc, load, out, y0, n, c);
-            else
-                tsr__rs_strip<THRESH, RX, RY, 0, 1>(a, g, lr, xc, load, out, y0, n, c);
-        }
-        __syncthreads();   /* the next group's chunks alias these rings */
-    }
-}
-
 template <int THRESH, int RX, int RY>
 __global__ void __launch_bounds__(TSR_RG_WARPS * 32, TSR_RN_MINB_WIDE) tsr__box_stream_kernel(tsr__box_args a, tsr__reg_geom g)
 {
     enum { HL = tsr__rs_halo(RX) };
     __shared__ uint4 ring[TSR_RG_WARPS * 3 * TSR_RS_D * 32];
     static_assert(sizeof(ring) >= tsr__rg_edge_bytes(RX, RY, HL), "the edge columns' staging fits in the ring");
-    if (g.stack) {
-        tsr__rs_stacked<THRESH, RX, RY>(a, g, ring);
-        return;
-    }
     if (tsr__rn_edge_blocks<RX, RY, HL>(a, g, (unsigned char *)ring)) return;
     TSR__RN_PLACE_HL(g, HL);
     uint4 *const lr = ring + warp * 3 * TSR_RS_D * 32 + lane;
@@ -1948,10 +1862,6 @@ static int tsr__box_reg_plan(const tsr__box_args &a, int depth, const tsr_image 
     if (!stream) sh = (sh + n - 1) / n * n;   /* box/stream's strips take any height */
     g->strip_h = (int)sh;
     g->nstrips = (int)((a.h + sh - 1) / sh);
-    /* box/stream's stacked first windows (tsr__rs_stack_start) from ry = TSR_RS_STACK_RY
-     * (TSR_CUDA_STREAM_STACK_RY overrides), where the block's chunks fit its rings */
-    g->stack = stream && a.ry >= tsr__env_int("TSR_CUDA_STREAM_STACK_RY", TSR_RS_STACK_RY) &&
-               TSR_RG_WARPS + 2 * a.ry / sh - 1 <= TSR_RS_CHUNKS;
     g->half2 = (unsigned)a.mean.half * 0x10001u;
     g->tbase2 = 0;
     if (a.thresh) {   /* the outcome's sign offset for the comparison without division (tsr__rg_row) */
@@ -1983,10 +1893,6 @@ static tsr_status tsr__box_reg_run(const tsr__box_args &a, const tsr_image *src,
     }
     dim3 grid(tsr__div_up((unsigned)g.nseg, TSR_RG_WARPS) + 1,   /* + the edge columns' blocks */
               (unsigned)(g.nstrips < TSR_CU_MAX_GRID_Y ? g.nstrips : TSR_CU_MAX_GRID_Y));
-    if (ring == 2 && g.stack) {   /* a block per segment and group of strips */
-        const unsigned ngroups = tsr__div_up((unsigned)g.nstrips, TSR_RG_WARPS);
-        grid = dim3((unsigned)g.nseg + 1, ngroups < TSR_CU_MAX_GRID_Y ? ngroups : TSR_CU_MAX_GRID_Y);
-    }
     unsigned nt = TSR_RG_WARPS * 32;
     if (ring == 2) {
 #define TSR__RS_LAUNCH(R)                                                                                \

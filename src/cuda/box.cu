@@ -1361,6 +1361,65 @@ __host__ __device__ constexpr int tsr__rg_edge_bytes(int rx, int ry, int hl = 1)
     return ((TSR_RG_EDGE_CH + 2 * ry) * tsr__rg_edge_cols(rx, hl) + 15) / 16 * 16 +
            TSR_RG_EDGE_CH * tsr__rg_edge_cols(rx, hl) * 2;
 }
+/* tsr__rg_edge_tile's rows y0 .. y1 - 1 by running sums: the chunk's source rows staged a row per
+ * warp (the border mapping once per row, none per byte), then each column's sums slid down the
+ * chunk by one thread (2 ry + 1 + 2 ch reads, not ch (2 ry + 1)), then the row sums slid along
+ * pieces of 8 outputs (2 rx + 15 reads, not 8 (2 rx + 1)). Whole windows per element made these
+ * blocks the launch's slowest from radius 17 on small images: their cost grows with the radius
+ * while the warps' does not. */
+#ifndef TSR_RG_EDGE_RUN
+#define TSR_RG_EDGE_RUN 1   /* measurement knob: 0 sums every edge window whole */
+#endif
+template <int RX, int RY, int HL>
+__device__ __forceinline__ void tsr__rg_edge_run(const tsr__box_args &a, const tsr__reg_geom &g, int y0, int y1,
+                                                 unsigned char *smem)
+{
+    enum { CH = TSR_RG_EDGE_CH, LW = HL * TSR_RG_CPT, L = LW + 2 * RX, TC = tsr__rg_edge_cols(RX, HL), PW = 8 };
+    unsigned char(*T)[TC] = (unsigned char(*)[TC])smem;
+    unsigned short(*V)[TC] = (unsigned short(*)[TC])(smem + ((CH + 2 * RY) * TC + 15) / 16 * 16);
+    const int nr = a.w - g.xend, tc = L + nr + 2 * RX;
+    const int pl = LW / PW, np = pl + (nr + PW - 1) / PW;   /* pieces of a row: left, then right */
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
+    for (int t0 = y0; t0 < y1; t0 += CH) {
+        const int ch = min((int)CH, y1 - t0), tr = ch + 2 * RY;
+        __syncthreads();   /* the previous chunk's readers are done */
+        for (int r = warp; r < tr; r += nw) {
+            const int yy = tsr__cu_border_index(t0 - RY + r, a.h, a.border);
+            const uint8_t *row = yy >= 0 ? tsr__cu_row<uint8_t>(a.src, a.sstride, yy) : nullptr;
+            for (int c = lane; c < tc; c += 32) {
+                const int xx = tsr__cu_border_index(c < L ? c - RX : g.xend - RX + (c - L), a.w, a.border);
+                T[r][c] = row && xx >= 0 ? __ldg(row + xx) : (unsigned char)a.value;
+            }
+        }
+        __syncthreads();
+        for (int c = threadIdx.x; c < tc; c += blockDim.x) {
+            unsigned s = 0;
+#pragma unroll 8
+            for (int j = 0; j <= 2 * RY; j++) s += T[j][c];
+            V[0][c] = (unsigned short)s;
+            for (int r = 1; r < ch; r++) {
+                s += T[r + 2 * RY][c] - T[r - 1][c];
+                V[r][c] = (unsigned short)s;
+            }
+        }
+        __syncthreads();
+        for (int i = threadIdx.x; i < ch * np; i += blockDim.x) {
+            const int r = i / np, p = i - r * np, left = p < pl;
+            const int col = left ? p * PW : LW + (p - pl) * PW;   /* the piece's first output */
+            const int n = left ? (int)PW : min((int)PW, nr - (p - pl) * PW);
+            const int c = left ? col : L + (col - LW), x = left ? col : g.xend + (col - LW);
+            unsigned s = 0;
+#pragma unroll 8
+            for (int k = 0; k <= 2 * RX; k++) s += V[r][c + k];
+            uint8_t *drow = tsr__cu_row<uint8_t>(a.dst, a.dstride, t0 + r);
+            for (int j = 0; j < n; j++) {
+                if (j) s += V[r][c + j + 2 * RX] - V[r][c + j - 1];
+                drow[x + j] = tsr__box_result<uint8_t>(a, s, t0 + r, (size_t)(x + j));
+            }
+        }
+    }
+}
+
 template <int RX, int RY, int HL = 1>
 __device__ __forceinline__ void tsr__rg_edge_tile(const tsr__box_args &a, const tsr__reg_geom &g, int strip,
                                                   unsigned char *smem)
@@ -1371,6 +1430,10 @@ __device__ __forceinline__ void tsr__rg_edge_tile(const tsr__box_args &a, const 
     /* tile column c < L is source column c - RX (left); from L on, xend - RX + (c - L) (right) */
     const int nr = a.w - g.xend, tc = L + nr + 2 * RX, ncols = LW + nr;
     const int y0 = strip * g.strip_h, y1 = min(a.h, y0 + g.strip_h);
+    if constexpr (TSR_RG_EDGE_RUN) {
+        tsr__rg_edge_run<RX, RY, HL>(a, g, y0, y1, smem);
+        return;
+    }
     for (int t0 = y0; t0 < y1; t0 += CH) {
         const int ch = min((int)CH, y1 - t0), tr = ch + 2 * RY;
         __syncthreads();   /* the previous chunk's readers are done */
@@ -1843,7 +1906,6 @@ static int tsr__box_reg_plan(const tsr__box_args &a, int depth, const tsr_image 
     g->ahead = ring == 1 ? tsr__rn_ahead_for(a) : 0;
     g->interior = stream ? tsr__env_int("TSR_CUDA_STREAM_INTERIOR", 1) ? TSR_RS_RMAX : -1
                          : tsr__env_int("TSR_CUDA_RING_INTERIOR_RY", TSR_RN_INTERIOR_RY);
-    g->ldg_start = stream && tsr__env_int("TSR_CUDA_STREAM_LDG_START", 1) != 0;
     long long n = 2 * a.ry + 1 + (ring == 1 ? g->ahead : (int)TSR_RG_AHEAD);
     /* outputs [16 hl, xend) in segments of 32 - 2 hl lanes; the rest is the edge blocks' */
     const int ow = (32 - 2 * hl) * TSR_RG_CPT;
@@ -1862,6 +1924,12 @@ static int tsr__box_reg_plan(const tsr__box_args &a, int depth, const tsr_image 
     if (!stream) sh = (sh + n - 1) / n * n;   /* box/stream's strips take any height */
     g->strip_h = (int)sh;
     g->nstrips = (int)((a.h + sh - 1) / sh);
+    /* box/stream's first windows by plain loads on strips of 16 rows or more (H200, 8192x8192: r
+     * = 8 / 16 54.8 / 69.3 us against 57.7 / 72.8 through the queue, threshold block 31 75.0
+     * against 80.3); the 8-row strips of 3840x2160 lost 0.3-1.2 us with them at ry 8..12 (r = 12
+     * 18.2-18.5 against 17.3), where the queue's copies overlap the short strips better.
+     * TSR_CUDA_STREAM_LDG_START (0 or 1) overrides. */
+    g->ldg_start = stream && tsr__env_int("TSR_CUDA_STREAM_LDG_START", sh >= 16) != 0;
     g->half2 = (unsigned)a.mean.half * 0x10001u;
     g->tbase2 = 0;
     if (a.thresh) {   /* the outcome's sign offset for the comparison without division (tsr__rg_row) */
@@ -2045,13 +2113,23 @@ static int tsr__threshold_ring_prefer(const tsr_image *src, const void *params)
  * 3840x2160 17.7 / 18.9 / 20.8 against wide's 20.0 / 20.9 / 21.1; 1920x1080 box r = 13 / 16 13.6
  * / 15.4 against 15.8 / 16.1, threshold blocks 27 / 33 13.5 / 14.9 against 16.6 / 17.1; 1280x720
  * alike. TSR_CUDA_STREAM_WIDE_MPIX (Mpixels; 0, the default: never) gives ry 13..16 on smaller
- * images back to wide, for measurements. */
+ * images back to wide, for measurements.
+ * From ry = 17 stream's two halo lanes and 2 ry start-up rows a strip make its cost grow with the
+ * radius, while wide's does not (twenty-eighth session, H200, us, stream / wide, box): 8192x8192 r
+ * = 17 / 20 / 24 / 27 / 28 84.3 / 92.3 / 105.9 / 117.5 / 121.0 against 105.6 / 105.2 / 107.0 /
+ * 119.2 / 112.4, threshold blocks 35 / 55 / 57 90.7 / 122.5 / 126.2 against 112.8 / 123.5 /
+ * 117.2; 5120x5120 r = 17 / 20 / 21 / 22 48.1 / 53.0 / 55.6 / 58.6 against 52.9 / 54.0 / 55.5 /
+ * 56.0; 3840x2160 r = 17 31.3 against 21.8. So stream keeps ry 17..20 on images of 24 Mpixels
+ * and more and ry 21..27 from 48 Mpixels; wide takes the rest (TSR_CUDA_STREAM_PREFER_RMAX sets
+ * that limit at every size, for measurements). */
 static int tsr__stream_prefer(const tsr_image *src, const void *params, int thresh)
 {
     tsr_image dummy = *src;
     const tsr__box_args a = tsr__small_args(src, &dummy, params, thresh);
+    const long long px = (long long)a.w * a.h;
     const long long below = (long long)tsr__env_int("TSR_CUDA_STREAM_WIDE_MPIX", 0) << 20;
-    if (a.ry < 13 || (long long)a.w * a.h >= below) return 1;
+    const int rmax = tsr__env_int("TSR_CUDA_STREAM_PREFER_RMAX", px >= (48ll << 20) ? 27 : px >= (24ll << 20) ? 20 : 16);
+    if (a.ry < 13 || (a.ry <= rmax && px >= below)) return 1;
     return !(thresh ? tsr__threshold_wide_supports(src, params) : tsr__box_wide_supports(src, params));
 }
 static int tsr__box_stream_prefer(const tsr_image *src, const void *params) { return tsr__stream_prefer(src, params, 0); }

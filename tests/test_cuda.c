@@ -232,8 +232,8 @@ static const char *cuda_default(const char *opname, const tsr_image *src, const 
 /* Square windows that box/ring and box/stream both take go to ring up to box radius 6 and
  * threshold block 15 and to stream beyond, at every size (tsr__ring_prefer); ring keeps them where
  * stream is switched off; radii only one of them takes are unaffected. Stream keeps its squares
- * up to 16 at every size unless TSR_CUDA_STREAM_WIDE_MPIX gives smaller images to wide, and 17 to
- * 20 from 24 Mpixels, 21 to 27 from 48; wide takes the rest (tsr__stream_prefer). */
+ * up to 16 at every size unless TSR_CUDA_STREAM_WIDE_MPIX gives smaller images to wide, 17 to 27
+ * from 24 Mpixels, 28 to 32 from 48; wide takes the rest (tsr__stream_prefer). */
 TEST(test_cuda_ring_stream_preference)
 {
     tsr_image uhd = {3840, 2160, 1, TSR_U8, 3840, (void *)16, TSR_DEVICE, 0};
@@ -241,8 +241,8 @@ TEST(test_cuda_ring_stream_preference)
     tsr_image fuhd = {7680, 4320, 1, TSR_U8, 7680, (void *)16, TSR_DEVICE, 0};
     tsr_image fhd = {1920, 1080, 1, TSR_U8, 1920, (void *)16, TSR_DEVICE, 0};
     tsr_image m26 = {5120, 5120, 1, TSR_U8, 5120, (void *)16, TSR_DEVICE, 0};
-    tsr_box_params r17 = {17, -1, -1, 0, 0}, r20 = {20, -1, -1, 0, 0}, r21 = {21, -1, -1, 0, 0};
-    tsr_box_params r27 = {27, -1, -1, 0, 0}, r28 = {28, -1, -1, 0, 0};
+    tsr_box_params r17 = {17, -1, -1, 0, 0}, r20 = {20, -1, -1, 0, 0};
+    tsr_box_params r27 = {27, -1, -1, 0, 0}, r28 = {28, -1, -1, 0, 0}, r32 = {32, -1, -1, 0, 0};
     tsr_threshold_params b35 = {35, 0, 0, 0, 255}, b55 = {55, 0, 0, 0, 255}, b57 = {57, 0, 0, 0, 255};
     tsr_box_params r3 = {3, -1, -1, 0, 0}, r6 = {6, -1, -1, 0, 0}, r7 = {7, -1, -1, 0, 0}, r8 = {8, -1, -1, 0, 0};
     tsr_box_params r12 = {12, -1, -1, 0, 0}, r13 = {13, -1, -1, 0, 0}, r16 = {16, -1, -1, 0, 0};
@@ -278,15 +278,17 @@ TEST(test_cuda_ring_stream_preference)
     DEFAULT_IS("threshold", &fhd, &b27, "stream");
     DEFAULT_IS("box", &uhd, &r16, "stream");
     DEFAULT_IS("box", &big, &r17, "stream");
-    DEFAULT_IS("box", &big, &r27, "stream");
-    DEFAULT_IS("box", &big, &r28, "wide");
+    DEFAULT_IS("box", &big, &r28, "stream");
+    DEFAULT_IS("box", &big, &r32, "stream");
     DEFAULT_IS("box", &m26, &r20, "stream");
-    DEFAULT_IS("box", &m26, &r21, "wide");
+    DEFAULT_IS("box", &m26, &r27, "stream");
+    DEFAULT_IS("box", &m26, &r28, "wide");
     DEFAULT_IS("box", &uhd, &r17, "wide");
     DEFAULT_IS("box", &fhd, &r17, "wide");
     DEFAULT_IS("threshold", &big, &b35, "stream");
-    DEFAULT_IS("threshold", &big, &b55, "stream");
-    DEFAULT_IS("threshold", &big, &b57, "wide");
+    DEFAULT_IS("threshold", &big, &b57, "stream");
+    DEFAULT_IS("threshold", &m26, &b55, "stream");
+    DEFAULT_IS("threshold", &m26, &b57, "wide");
     DEFAULT_IS("threshold", &uhd, &b35, "wide");
     setenv("TSR_CUDA_STREAM_WIDE_MPIX", "4", 1);   /* wide for ry 13..16 under 4 Mpixels */
     DEFAULT_IS("box", &fhd, &r16, "wide");

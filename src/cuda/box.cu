@@ -1349,9 +1349,9 @@ __device__ __forceinline__ void tsr__rg_strips(const tsr__box_args &a, const tsr
 /* The columns the warps leave out, [0, 16 HL) and [xend, w), of the rows of strip 'strip' (32 to
  * 47 columns with one halo lane, HL = 1; 64 to 79 with two: a fraction of a percent of a large
  * image), by the whole block through shared memory 'smem' (tsr__rg_edge_bytes(RX, RY, HL) bytes)
- * in chunks of up to 16 rows: the chunk's source
- * window mapped through the borders and staged once (every load issued at once), its column sums,
- * then the row sums. Per-pixel windows (49 loads a pixel at radius 3, with every tap unrolled)
+ * in chunks of up to 16 rows: the chunk's source window mapped through the borders and staged
+ * once, its column sums, then the row sums (whole windows up to ry = 6, running sums beyond:
+ * tsr__rg_edge_run). Per-pixel windows (49 loads a pixel at radius 3, with every tap unrolled)
  * made these blocks, one in six of a launch at 8192x8192, the slow ones: with them skipped
  * box/ring r = 3 took 61 us instead of 72 (docs/perf-notes.md). */
 enum { TSR_RG_EDGE_CH = 16 };
@@ -1362,13 +1362,19 @@ __host__ __device__ constexpr int tsr__rg_edge_bytes(int rx, int ry, int hl = 1)
            TSR_RG_EDGE_CH * tsr__rg_edge_cols(rx, hl) * 2;
 }
 /* tsr__rg_edge_tile's rows y0 .. y1 - 1 by running sums: the chunk's source rows staged a row per
- * warp (the border mapping once per row, none per byte), then each column's sums slid down the
- * chunk by one thread (2 ry + 1 + 2 ch reads, not ch (2 ry + 1)), then the row sums slid along
- * pieces of 8 outputs (2 rx + 15 reads, not 8 (2 rx + 1)). Whole windows per element made these
- * blocks the launch's slowest from radius 17 on small images: their cost grows with the radius
- * while the warps' does not. */
+ * warp (the border mapping once per row, no division per byte), then each column's sums slid
+ * down the chunk by one thread (2 ry + 1 + 2 ch reads, not ch (2 ry + 1)), then the row sums slid
+ * along pieces of 8 outputs (2 rx + 15 reads, not 8 (2 rx + 1)). With whole windows per element
+ * the edge blocks' cost grew with the radius while the warps' does not, and they set box/stream's
+ * time from radius 13 (H200, us, whole / running: 8192x8192 r = 16 / 24 / 32 70.7 / 105.9 / 133.4
+ * against 64.4 / 84.5 / 97.2; 3840x2160 r = 16 / 24 21.5 / 46.1 against 18.8 / 27.0). Below ry =
+ * TSR_RG_EDGE_RUN_RY the chains of dependent reads cost more than they save (box/ring r = 3..6 and
+ * threshold blocks 7..13 lost 1-7%), so small windows keep the whole sums. */
 #ifndef TSR_RG_EDGE_RUN
 #define TSR_RG_EDGE_RUN 1   /* measurement knob: 0 sums every edge window whole */
+#endif
+#ifndef TSR_RG_EDGE_RUN_RY
+#define TSR_RG_EDGE_RUN_RY 7   /* the smallest ry whose edge columns take running sums */
 #endif
 template <int RX, int RY, int HL>
 __device__ __forceinline__ void tsr__rg_edge_run(const tsr__box_args &a, const tsr__reg_geom &g, int y0, int y1,
@@ -1420,20 +1426,16 @@ __device__ __forceinline__ void tsr__rg_edge_run(const tsr__box_args &a, const t
     }
 }
 
-template <int RX, int RY, int HL = 1>
-__device__ __forceinline__ void tsr__rg_edge_tile(const tsr__box_args &a, const tsr__reg_geom &g, int strip,
-                                                  unsigned char *smem)
+/* tsr__rg_edge_tile's rows y0 .. y1 - 1 with every window summed whole (small windows). */
+template <int RX, int RY, int HL>
+__device__ __forceinline__ void tsr__rg_edge_whole(const tsr__box_args &a, const tsr__reg_geom &g, int y0, int y1,
+                                                   unsigned char *smem)
 {
     enum { CH = TSR_RG_EDGE_CH, LW = HL * TSR_RG_CPT, L = LW + 2 * RX, TC = tsr__rg_edge_cols(RX, HL) };
     unsigned char(*T)[TC] = (unsigned char(*)[TC])smem;   /* staged source: chunk rows + 2 RY */
     unsigned short(*V)[TC] = (unsigned short(*)[TC])(smem + ((CH + 2 * RY) * TC + 15) / 16 * 16);   /* column sums */
     /* tile column c < L is source column c - RX (left); from L on, xend - RX + (c - L) (right) */
     const int nr = a.w - g.xend, tc = L + nr + 2 * RX, ncols = LW + nr;
-    const int y0 = strip * g.strip_h, y1 = min(a.h, y0 + g.strip_h);
-    if constexpr (TSR_RG_EDGE_RUN) {
-        tsr__rg_edge_run<RX, RY, HL>(a, g, y0, y1, smem);
-        return;
-    }
     for (int t0 = y0; t0 < y1; t0 += CH) {
         const int ch = min((int)CH, y1 - t0), tr = ch + 2 * RY;
         __syncthreads();   /* the previous chunk's readers are done */
@@ -1462,6 +1464,15 @@ __device__ __forceinline__ void tsr__rg_edge_tile(const tsr__box_args &a, const 
             tsr__cu_row<uint8_t>(a.dst, a.dstride, t0 + r)[x] = tsr__box_result<uint8_t>(a, s, t0 + r, (size_t)x);
         }
     }
+}
+
+template <int RX, int RY, int HL = 1>
+__device__ __forceinline__ void tsr__rg_edge_tile(const tsr__box_args &a, const tsr__reg_geom &g, int strip,
+                                                  unsigned char *smem)
+{
+    const int y0 = strip * g.strip_h, y1 = min(a.h, y0 + g.strip_h);
+    if constexpr (TSR_RG_EDGE_RUN && RY >= TSR_RG_EDGE_RUN_RY) tsr__rg_edge_run<RX, RY, HL>(a, g, y0, y1, smem);
+    else tsr__rg_edge_whole<RX, RY, HL>(a, g, y0, y1, smem);
 }
 
 /* The last column of blocks does the edge columns of its strips (one launch: at 3840x2160 a
@@ -2116,19 +2127,20 @@ static int tsr__threshold_ring_prefer(const tsr_image *src, const void *params)
  * images back to wide, for measurements.
  * From ry = 17 stream's two halo lanes and 2 ry start-up rows a strip make its cost grow with the
  * radius, while wide's does not (twenty-eighth session, H200, us, stream / wide, box): 8192x8192 r
- * = 17 / 20 / 24 / 27 / 28 84.3 / 92.3 / 105.9 / 117.5 / 121.0 against 105.6 / 105.2 / 107.0 /
- * 119.2 / 112.4, threshold blocks 35 / 55 / 57 90.7 / 122.5 / 126.2 against 112.8 / 123.5 /
- * 117.2; 5120x5120 r = 17 / 20 / 21 / 22 48.1 / 53.0 / 55.6 / 58.6 against 52.9 / 54.0 / 55.5 /
- * 56.0; 3840x2160 r = 17 31.3 against 21.8. So stream keeps ry 17..20 on images of 24 Mpixels
- * and more and ry 21..27 from 48 Mpixels; wide takes the rest (TSR_CUDA_STREAM_PREFER_RMAX sets
- * that limit at every size, for measurements). */
+ * = 17 / 24 / 28 / 32 73.3 / 84.3 / 98.5 / 97.2 against 106.0 / 107.2 / 112.7 / 118.9, threshold
+ * blocks 35 / 57 / 65 77.3 / 102.0 / 104.6 against 112.4 / 116.6 / 122.0; 5120x5120 r = 17 / 27 /
+ * 28 / 32 41.7 / 57.0 / 57.7 / 56.6 against 53.4 / 58.4 / 54.7 / 55.7, blocks 35 / 55 / 57 42.6 /
+ * 57.4 / 58.6 against 56.1 / 61.2 / 57.9; 3840x2160 r = 17 / 24 23.0 / 27.0 against 21.8 / 23.4;
+ * 1920x1080 r = 17 / 18 17.0 / 18.1 against 17.1 / 16.9. So stream keeps every square up to 32
+ * on images of 48 Mpixels and more, up to 27 from 24 Mpixels; wide takes ry 17 and up on smaller
+ * ones (TSR_CUDA_STREAM_PREFER_RMAX sets that limit at every size, for measurements). */
 static int tsr__stream_prefer(const tsr_image *src, const void *params, int thresh)
 {
     tsr_image dummy = *src;
     const tsr__box_args a = tsr__small_args(src, &dummy, params, thresh);
     const long long px = (long long)a.w * a.h;
     const long long below = (long long)tsr__env_int("TSR_CUDA_STREAM_WIDE_MPIX", 0) << 20;
-    const int rmax = tsr__env_int("TSR_CUDA_STREAM_PREFER_RMAX", px >= (48ll << 20) ? 27 : px >= (24ll << 20) ? 20 : 16);
+    const int rmax = tsr__env_int("TSR_CUDA_STREAM_PREFER_RMAX", px >= (48ll << 20) ? 32 : px >= (24ll << 20) ? 27 : 16);
     if (a.ry < 13 || (a.ry <= rmax && px >= below)) return 1;
     return !(thresh ? tsr__threshold_wide_supports(src, params) : tsr__box_wide_supports(src, params));
 }

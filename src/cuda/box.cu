@@ -6,8 +6,9 @@
  *  box/ring         8-bit gray, radii up to 3 or equal radii up to 12 (the default up to 6): column
  *                   sums in registers, the window rows in a per-lane shared-memory ring filled by
  *                   asynchronous copies
- *  box/stream       8-bit gray, equal radii 3 to 16 (the default from 7): ring's lanes with only
- *                   the entering, leaving (and threshold's own) rows queued ahead
+ *  box/stream       8-bit gray, equal radii 3 to 32 (the default from 7; from 17 on large images):
+ *                   ring's lanes with only the entering, leaving (and threshold's own) rows queued
+ *                   ahead
  *  box/reg          the same arithmetic with the window rows in registers (slower than ring)
  *  box/wide         8-bit gray, rx up to 127, ry up to 128: per-warp prefix rows (box_wide.cu)
  *  box/sweep        8-bit gray, rx up to 94, ry up to 128: column sums transposed, row running sums (box_sweep.cu)
@@ -1722,7 +1723,7 @@ static int tsr__rn_ahead_for(const tsr__box_args &a)
 /* ---------------------------------------------------------------------- stream */
 
 /* box/stream and threshold/stream: box/ring's lanes and arithmetic for square windows of radius
- * 3 to 16, without keeping the window's rows. A lane's ring holds only the next D steps of three
+ * 3 to 32, without keeping the window's rows. A lane's ring holds only the next D steps of three
  * streams of 16-byte rows: the row entering the window, the row leaving it (loaded again, 2 ry + 1
  * rows after it entered: an L2 hit) and, for threshold, the output row's own source row. So the
  * shared memory no longer grows with the radius (24 KiB a block of 4 warps at D = 4, against
@@ -1733,7 +1734,11 @@ static int tsr__rn_ahead_for(const tsr__box_args &a)
  * 27..33 1.04-1.07x; below 13 box/ring was faster at 8192x8192 (r = 8: 69 against 72 us). Since
  * the twenty-seventh session interior strips queue from stepped row pointers and the 32-bit
  * window sums slide by dp2a (tsr__rg_row), which made stream 1.3x faster (r = 16: 95 -> 73 us)
- * and the default from radius 7 (tsr__ring_prefer; docs/perf-notes.md). */
+ * and the default from radius 7 (tsr__ring_prefer; docs/perf-notes.md). Since the twenty-eighth,
+ * windows wider than 33 columns reach two lanes over (tsr__rs_halo: radii 17 to 32, 448 columns a
+ * warp), the first windows of 16-row strips come by plain loads, and the edge columns' blocks slide
+ * running sums (tsr__rg_edge_run): r = 16 / 24 / 32 at 8192x8192 64.6 / 84.3 / 97.4 us, against
+ * 72.6 and wide's 107.0 / 118.0 before (tsr__stream_prefer for the sizes). */
 #ifndef TSR_RS_D
 #define TSR_RS_D 4   /* steps queued ahead per stream (a power of two; measurement knob) */
 #endif

@@ -1121,7 +1121,8 @@ struct tsr__reg_geom {
     unsigned tbase2;    /* threshold windows up to 64 pixels: half + (tau - 1) area + 2^15 in both halves
                            (tsr__rg_row) */
     unsigned magic;     /* ceil(2^32 / area) */
-    int xend;           /* outputs cover [16, xend); xend = w rounded down to 16, less 16 */
+    int xend;           /* outputs cover [16 HL, xend); xend = w rounded down to 16, less 16 HL (HL halo lanes:
+                           1, or 2 for box/stream beyond radius 16) */
     int ahead;          /* box/ring: rows queued ahead, which picks its kernel (tsr__rn_ahead_for); host only */
     int interior;       /* box/ring, box/stream: the largest ry whose interior strips step row pointers */
     int ldg_start;      /* box/stream: interior strips sum their first window by plain loads (tsr__rs_strip) */
@@ -1368,7 +1369,7 @@ __host__ __device__ constexpr int tsr__rg_edge_bytes(int rx, int ry, int hl = 1)
  * along pieces of 8 outputs (2 rx + 15 reads, not 8 (2 rx + 1)). With whole windows per element
  * the edge blocks' cost grew with the radius while the warps' does not, and they set box/stream's
  * time from radius 13 (H200, us, whole / running: 8192x8192 r = 16 / 24 / 32 70.7 / 105.9 / 133.4
- * against 64.4 / 84.5 / 97.2; 3840x2160 r = 16 / 24 21.5 / 46.1 against 18.8 / 27.0). Below ry =
+ * against 64.3 / 84.3 / 97.2; 3840x2160 r = 16 / 24 21.5 / 46.1 against 18.8 / 27.0). Below ry =
  * TSR_RG_EDGE_RUN_RY the chains of dependent reads cost more than they save (box/ring r = 3..6 and
  * threshold blocks 7..13 lost 1-7%), so small windows keep the whole sums. */
 #ifndef TSR_RG_EDGE_RUN

@@ -672,6 +672,10 @@ static int lim_signal_child(void *ctx)
     snprintf(done, sizeof done, "%s/kept.png", dir);
     if (!lim_write(done, "x", 1)) return 1;
     if (close(mkstemp(live)) != 0) return 2;
+    /* The cleanup keeps a signal the process inherited as ignored ignored (as under nohup, or a
+     * background job of a non-interactive shell, which ignores SIGINT); this test is about the
+     * default disposition, so it sets that rather than inherit whatever the runner had. */
+    signal(SIGINT, SIG_DFL);
     tsr__install_signal_cleanup();
     slot = tsr__temp_register(done);
     tsr__temp_release(slot);            /* a finished file: must survive */

@@ -180,27 +180,22 @@ ok "truncated stdin: names stdin and the frame, writes no screenshot" $?
 vshot "a truncated stream plays up to the frame before the cut" "$W/a420-1.png" "$W/cut.y4m" --frames 2
 
 # A window, under Xvfb where there is no display.
+xvfb=
 if [ -n "${DISPLAY:-}" ] && [ -z "${TSR_VIEW_XVFB:-}" ]; then run_x() { "$@"; }
 elif command -v xvfb-run >/dev/null 2>&1; then
-    # Again (3 tries) when the display made could not be opened: on a shared machine another Xvfb
-    # starting or stopping at the same moment can take the number xvfb-run -a picked.
-    run_x() {
-        local i rc
-        for i in 1 2 3; do
-            xvfb-run -a -s "-screen 0 1280x1024x24" "$@" >"$W/x-out.txt" 2>"$W/x-err.txt"
-            rc=$?
-            grep -q "cannot open the X display" "$W/x-out.txt" "$W/x-err.txt" || break
-        done
-        cat "$W/x-out.txt"
-        cat "$W/x-err.txt" >&2
-        return $rc
-    }
+    xvfb=1
+    # Xvfb as xvfb-run starts it resets when its last client leaves and drops connections made
+    # while it resets; the viewer must open one connection only (it once probed the screen's
+    # size through a second, and under load its window then found no display).
+    run_x() { xvfb-run -a -s "-screen 0 1280x1024x24" "$@"; }
 else run_x() { return 77; }
 fi
 run_x "$T" --quiet view "$IMG/coffee.png" --op gray,box --radius 2 --border constant --value 40 --frames 3 \
     --screenshot "$W/win.png" 2>"$W/err.txt"
 rc=$?
-if [ $rc = 77 ] || grep -q "no OpenGL on this display\|no display\|no windows" "$W/err.txt"; then
+# Under xvfb-run a display that cannot be opened is a failure, not a reason to skip.
+if [ $rc = 77 ] || grep -q "no OpenGL on this display\|no windows" "$W/err.txt" ||
+    { [ -z "$xvfb" ] && grep -q "no display" "$W/err.txt"; }; then
     skip "window screenshot: no X display or xvfb-run ($(head -c 200 "$W/err.txt"))"
 else
     [ $rc = 0 ] && same "$W/win.png" "$W/r-gb.png"; ok "window screenshot equals the chain's output" $?
@@ -217,7 +212,7 @@ else
     tests_bin=$(dirname "$T")/tessera-tests
     if [ -x "$tests_bin" ]; then
         run_x "$tests_bin" test_view_window >"$W/unit.txt" 2>&1 && grep -q "1 passed, 0 failed, 0 skipped" "$W/unit.txt"
-        ok "unit test_view_window_screenshot under a display" $?
+        ok "unit test_view_window_screenshot under a display ($(grep -v "^unit:" "$W/unit.txt" | head -c 300))" $?
     fi
 fi
 finish view-cli

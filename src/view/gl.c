@@ -276,6 +276,11 @@ tsr_status tsr__gl_open_window(tsr__gl *g, int w, int h, const char *title)
     if (!xdpy)
         return tsr__fail(TSR_E_UNSUPPORTED, "no display: %s (use --headless to render off screen)",
                          denv && *denv ? "cannot open the X display in DISPLAY" : "DISPLAY is not set");
+    /* The screen's size comes through this one connection: a second one, opened and closed
+     * first, would leave the server with no client for a moment, and an X server that resets
+     * then (Xvfb, a bare X without -noreset) drops the window's connection while it resets. */
+    if (w > DisplayWidth(xdpy, DefaultScreen(xdpy)) * 9 / 10) w = DisplayWidth(xdpy, DefaultScreen(xdpy)) * 9 / 10;
+    if (h > DisplayHeight(xdpy, DefaultScreen(xdpy)) * 9 / 10) h = DisplayHeight(xdpy, DefaultScreen(xdpy)) * 9 / 10;
     cext = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
     platform_display = (PFNEGLGETPLATFORMDISPLAYEXTPROC)eglGetProcAddress("eglGetPlatformDisplayEXT");
     g->dpy = tsr__has_ext(cext, "EGL_EXT_platform_x11") && platform_display

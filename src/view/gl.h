@@ -42,8 +42,9 @@ typedef struct tsr__gl {
  * surfaceless platform, then the default display (TSR_VIEW_EGL=device|surfaceless|default
  * picks one). Fails with TSR_E_UNSUPPORTED and one line naming what each attempt said. */
 tsr_status tsr__gl_open_headless(tsr__gl *g);
-/* Open a w x h X11 window with an EGL context current on it. TSR_E_UNSUPPORTED when there is
- * no display or no usable GL on it, or the build has no X11. */
+/* Open an X11 window of w x h, or of at most 9/10 of the screen each way, with an EGL context
+ * current on it; win_w and win_h say the size made. TSR_E_UNSUPPORTED when there is no display
+ * or no usable GL on it, or the build has no X11. */
 tsr_status tsr__gl_open_window(tsr__gl *g, int w, int h, const char *title);
 /* Destroy the context and surfaces tsr__gl_open_* made (an off-screen EGL display stays
  * initialized for reuse); safe on a zeroed struct. */

@@ -782,20 +782,8 @@ static tsr_status tsr__view_session(tsr__view *v, tsr_status s, tsr_image *shot,
     /* Shapes first (no context needed) so that a bad chain fails before any window opens. */
     v->path = o->path == TSR_VIEW_PATH_AUTO ? TSR_VIEW_PATH_CPU : o->path;
     if (!s && !(s = tsr__view_validate(v))) {
-        if (o->headless) {
-            s = tsr__gl_open_headless(&v->gl);
-        } else {
-            int sw = v->out.width, sh = v->out.height;
-#ifdef TSR_VIEW_X11
-            Display *probe = XOpenDisplay(NULL);
-            if (probe) {   /* keep the window inside the screen */
-                sw = sw < DisplayWidth(probe, DefaultScreen(probe)) * 9 / 10 ? sw : DisplayWidth(probe, DefaultScreen(probe)) * 9 / 10;
-                sh = sh < DisplayHeight(probe, DefaultScreen(probe)) * 9 / 10 ? sh : DisplayHeight(probe, DefaultScreen(probe)) * 9 / 10;
-                XCloseDisplay(probe);
-            }
-#endif
-            s = tsr__gl_open_window(&v->gl, sw, sh, "tessera view");
-        }
+        if (o->headless) s = tsr__gl_open_headless(&v->gl);
+        else s = tsr__gl_open_window(&v->gl, v->out.width, v->out.height, "tessera view");
     }
     if (!s) s = tsr__view_setup(v);
     if (s) {

@@ -19,6 +19,8 @@ done
 "$T" box --help | grep -q -- "--border reflect101|replicate|reflect|constant"; ok "box --help shows the border choices" $?
 "$T" list | grep -q "running"; ok "list shows variants" $?
 "$T" info "$IMG/coffee.png" | grep -q "png 600x400, 3 channels, 8-bit"; ok "info coffee.png" $?
+"$T" info - <"$IMG/camera.png" | grep -q "^-: png 512x512, 1 channel, 8-bit"; ok "info - reads standard input" $?
+echo hello | "$T" info - 2>"$W/err.txt"; [ $? -ne 0 ] && grep -q "<stdin>: not a PNG" "$W/err.txt"; ok "info - names a non-image stdin" $?
 
 # Every operation on real images, each compared with a second variant where there is one.
 "$T" --quiet invert "$IMG/camera.png" "$W/inv.png" && "$T" --quiet invert "$W/inv.png" "$W/inv2.pgm" &&

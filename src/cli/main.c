@@ -2,6 +2,7 @@
  * generated from its metadata), and the extra commands of src/cli/commands.c. */
 #include "cli.h"
 #include "../core/internal.h"
+#include "../io/io.h"
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,14 +66,13 @@ static int tsr__cmd_info(int argc, char **argv)
         return TSR_EXIT_USAGE;
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        printf("usage: tessera info FILE...\n\nPrints each file's format, size, channels and sample depth.\n");
+        printf("usage: tessera info FILE...\n\nPrints each file's format, size, channels and sample depth ('-': standard input).\n");
         return 0;
     }
     for (int i = 1; i < argc; i++) {
         tsr_image img;
-        const char *fmt = tsr_file_format(argv[i]);
-        tsr_status s = fmt ? tsr_read(argv[i], &img) : TSR_E_FORMAT;
-        if (!fmt && !*tsr_last_error()) tsr__fail(TSR_E_FORMAT, "%s: unrecognised file format", argv[i]);
+        const char *fmt = NULL;
+        tsr_status s = tsr__read_format(argv[i], &img, &fmt);
         if (s) {
             rc = tsr_cli_fail("info", s);
             continue;

@@ -305,14 +305,15 @@ tsr_status tsr__decode_mem(const char *name, const unsigned char *data, size_t s
     }
 }
 
-/* See tessera.h. The whole file is read into memory, then decoded by the format its first
- * bytes name. */
-tsr_status tsr_read(const char *path, tsr_image *img)
+/* See io.h. The whole file is read into memory, then decoded by the format its first bytes
+ * name. */
+tsr_status tsr__read_format(const char *path, tsr_image *img, const char **format)
 {
     tsr__buf b = {0};
     tsr_image im;
     tsr_status s;
     const char *name;
+    tsr__fmt f;
     if (!path || !img) return tsr__fail(TSR_E_ARG, "tsr_read: %s is NULL", path ? "img" : "path");
     tsr__clear_error();
     name = tsr__display(path, 0);
@@ -322,11 +323,19 @@ tsr_status tsr_read(const char *path, tsr_image *img)
         tsr__buf_free(&b);
         return tsr__fail(TSR_E_FORMAT, "%s: empty file", name);
     }
+    f = tsr__detect(b.data, b.size);
     s = tsr__decode_mem(name, b.data, b.size, &im);
     tsr__buf_free(&b);
     if (s) return s;
     *img = im;
+    if (format) *format = tsr__fmt_names[f];
     return TSR_OK;
+}
+
+/* See tessera.h. */
+tsr_status tsr_read(const char *path, tsr_image *img)
+{
+    return tsr__read_format(path, img, NULL);
 }
 
 /* ---------------------------------------------------------------- public: writing */

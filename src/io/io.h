@@ -37,6 +37,11 @@ tsr_status tsr__bmp_read(const char *name, const unsigned char *data, size_t siz
  * the file is in memory). *img is written only on success. */
 tsr_status tsr__decode_mem(const char *name, const unsigned char *data, size_t size, tsr_image *img);
 
+/* tsr_read that also says the format read ("png", "jpeg", "pnm" or "bmp", static strings) in
+ * *format when format is not NULL; the file ("-": standard input) is read once. Both outputs
+ * are written only on success. */
+tsr_status tsr__read_format(const char *path, tsr_image *img, const char **format);
+
 /* Encoders: img is a checked host image (1..4 channels, U8 or U16, positive size). The file is
  * appended to out; on failure out may hold partial data (the caller frees it). 'quality' is
  * JPEG's 0..100 and PNG's zlib level 0..9 (0: zlib's default); the others ignore it. */

@@ -71,6 +71,13 @@ expect_fail "even block" 2 "$T" threshold --block 4 --c 1 "$IMG/page.png" "$W/x.
 expect_fail "missing required" 2 "$T" threshold --c 1 "$IMG/page.png" "$W/x.png"
 expect_fail "unknown option" 2 "$T" invert --bogus "$IMG/page.png" "$W/x.png"
 expect_fail "unknown command" 2 "$T" frobnicate
+grep -q "unknown command 'frobnicate' (see" "$W/err.txt"; ok "no hint for a word far from every command" $?
+expect_fail "misspelt command" 2 "$T" treshold --block 5 --c 1 "$IMG/page.png" "$W/x.png"
+grep -q "did you mean 'threshold'?" "$W/err.txt"; ok "a misspelt command names the command meant" $?
+expect_fail "misspelt option" 2 "$T" box --raduis 3 "$IMG/page.png" "$W/x.png"
+grep -q "unknown option '--raduis'; did you mean '--radius'?" "$W/err.txt"; ok "a misspelt option names the option meant" $?
+expect_fail "misspelt common option" 2 "$T" invert --therads 2 "$IMG/page.png" "$W/x.png"
+grep -q "did you mean '--threads'?" "$W/err.txt"; ok "a misspelt common option names it" $?
 expect_fail "too few files" 2 "$T" invert "$IMG/page.png"
 expect_fail "unknown variant" 2 "$T" box --variant nosuch "$IMG/page.png" "$W/x.png"
 expect_fail "threshold on RGB" 4 "$T" threshold --block 5 --c 1 "$IMG/coffee.png" "$W/x.png"

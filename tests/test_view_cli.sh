@@ -42,6 +42,8 @@ fi
 "$T" help view | grep -q -- "--screenshot"; ok "help view" $?
 expect_fail "--op sums is refused (exit 4)" 4 "$T" view "$IMG/camera.png" --op sums --headless
 expect_fail "--op unknown (exit 2)" 2 "$T" view "$IMG/camera.png" --op nosuch --headless
+expect_fail "--op misspelt (exit 2)" 2 "$T" view "$IMG/camera.png" --op gray,bxo --headless
+grep -q "unknown operation 'bxo'; did you mean 'box'?" "$W/err.txt"; ok "--op misspelt names the operation meant" $?
 expect_fail "threshold on colour names the problem (exit 4)" 4 "$T" view "$IMG/coffee.png" --op threshold --block 5 --c 1 --headless
 expect_fail "threshold without --block (exit 2)" 2 "$T" view "$IMG/camera.png" --op threshold --c 1 --headless
 expect_fail "--radius out of range (exit 2)" 2 "$T" view "$IMG/camera.png" --op box --radius -1 --headless

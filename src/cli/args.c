@@ -37,6 +37,46 @@ int tsr_cli_fail(const char *cmd, tsr_status s)
     return tsr_cli_exit_code(s);
 }
 
+/* Edit distance between a and b (insertions, deletions, substitutions and swaps of neighbours
+ * cost 1), or a value above 'limit' once it is certain to exceed it. */
+static int tsr__edit_distance(const char *a, const char *b, int limit)
+{
+    enum { N = 48 };
+    int d[3][N + 1], la = (int)strlen(a), lb = (int)strlen(b);
+    if (la > N || lb > N || abs(la - lb) > limit) return limit + 1;
+    for (int j = 0; j <= lb; j++) d[0][j] = j;
+    for (int i = 1; i <= la; i++) {
+        int *cur = d[i % 3], *prev = d[(i - 1) % 3], *prev2 = d[(i + 1) % 3], low;
+        cur[0] = low = i;
+        for (int j = 1; j <= lb; j++) {
+            int c = prev[j - 1] + (a[i - 1] != b[j - 1]);
+            if (prev[j] + 1 < c) c = prev[j] + 1;
+            if (cur[j - 1] + 1 < c) c = cur[j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && prev2[j - 2] + 1 < c) c = prev2[j - 2] + 1;
+            cur[j] = c;
+            if (c < low) low = c;
+        }
+        if (low > limit) return limit + 1;
+    }
+    return d[la % 3][lb];
+}
+
+void tsr_cli_near_add(tsr_cli_near *n, const char *name)
+{
+    int limit = strlen(n->word) <= 4 ? 1 : 2, dist;
+    if (!name || !*name) return;
+    dist = tsr__edit_distance(n->word, name, limit);
+    if (dist <= limit && (!n->best || dist < n->dist)) n->best = name, n->dist = dist;
+}
+
+const char *tsr_cli_near_hint(const tsr_cli_near *n, const char *prefix)
+{
+    static char buf[96];
+    if (!n->best) return "";
+    snprintf(buf, sizeof buf, "; did you mean '%s%.64s'?", prefix ? prefix : "", n->best);
+    return buf;
+}
+
 /* Index of 'name' in a NULL-terminated list, or -1. */
 static int tsr__choice_index(const char *const *names, const char *name)
 {
@@ -176,8 +216,14 @@ tsr_status tsr_cli_parse(const char *cmd, const tsr_param *params, int nparams, 
                 if (params[k].type == TSR_P_BOOL && !strcmp(params[k].name, name + 3)) break;
             negated = k < nparams;
         }
-        if (k == nparams)
-            return tsr__fail(TSR_E_ARG, "%s: unknown option '--%s' (see 'tessera %s --help')", cmd, name, cmd);
+        if (k == nparams) {
+            static const char *const common_names[] = {"backend", "variant", "threads", "time", "quiet", "help"};
+            tsr_cli_near near = {name, NULL, 0};
+            for (k = 0; k < (int)(sizeof common_names / sizeof *common_names); k++) tsr_cli_near_add(&near, common_names[k]);
+            for (k = 0; k < nparams; k++) tsr_cli_near_add(&near, params[k].name);
+            return tsr__fail(TSR_E_ARG, "%s: unknown option '--%s'%s (see 'tessera %s --help')", cmd, name,
+                             tsr_cli_near_hint(&near, "--"), cmd);
+        }
         if (params[k].type == TSR_P_BOOL) {
             if (negated && val) return tsr__fail(TSR_E_ARG, "%s: --%s takes no value", cmd, name);
             tsr__param_set(&params[k], values, negated ? 0 : 1);

@@ -50,6 +50,18 @@ int tsr_cli_is_y4m(const char *path);
 /* Write text produced by 'emit' to 'path' atomically (temp file + rename), or stdout for "-". */
 tsr_status tsr_cli_write_text(const char *path, int (*emit)(FILE *f, void *ctx), void *ctx);
 
+/* The nearest of a set of names to a mistyped word, for "did you mean" hints: consider each
+ * name with tsr_cli_near_add, then read best (NULL when no name is near enough to be a slip: at
+ * most 1 edit for words of up to 4 letters, 2 beyond; a swap of neighbours counts as 1). */
+typedef struct tsr_cli_near {
+    const char *word;
+    const char *best;
+    int dist;
+} tsr_cli_near;
+void tsr_cli_near_add(tsr_cli_near *n, const char *name);
+/* "; did you mean 'PREFIXBEST'?" when n has a best name, else "" (a static buffer: use at once). */
+const char *tsr_cli_near_hint(const tsr_cli_near *n, const char *prefix);
+
 /* Commands beyond the filter operations (deband, puzzle, view...): main(argc, argv, global) with
  * argv[0] the command name and 'global' the common options given before it (start from a copy
  * of it when calling tsr_cli_parse); returns the exit code. */

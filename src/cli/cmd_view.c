@@ -132,7 +132,14 @@ static tsr_status tsr__parse_chain(const char *text, tsr_view_options *o, int *d
             *deband = 1;
             continue;
         }
-        if (!op) return tsr__fail(TSR_E_ARG, "view: --op: unknown operation '%s' (see 'tessera list')", name);
+        if (!op) {
+            tsr_cli_near near = {name, NULL, 0};
+            tsr_cli_near_add(&near, "deband");
+            for (int i = 0; i < tsr_op_count(); i++)
+                if (tsr_view_op_displayable(tsr_op_at(i))) tsr_cli_near_add(&near, tsr_op_at(i)->name);
+            return tsr__fail(TSR_E_ARG, "view: --op: unknown operation '%s'%s (see 'tessera list')", name,
+                             tsr_cli_near_hint(&near, NULL));
+        }
         if (!tsr_view_op_displayable(op))
             return tsr__fail(TSR_E_UNSUPPORTED, "view: --op %s: its output cannot be shown as an image", name);
         if (o->nstages >= TSR_VIEW_MAX_STAGES)

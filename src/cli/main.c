@@ -266,7 +266,14 @@ int main(int argc, char **argv)
         if (!strcmp(cmd, "info")) return tsr__cmd_info(argc - first, argv + first);
         for (int i = 0; tsr_cli_commands[i].name; i++)
             if (!strcmp(tsr_cli_commands[i].name, cmd)) return tsr_cli_commands[i].main(argc - first, argv + first, &global);
-        fprintf(stderr, "tessera: unknown command '%s' (see 'tessera --help')\n", cmd);
+        {
+            tsr_cli_near near = {cmd, NULL, 0};
+            static const char *const own[] = {"help", "list", "info"};
+            for (int i = 0; i < tsr_op_count(); i++) tsr_cli_near_add(&near, tsr_op_at(i)->name);
+            for (int i = 0; tsr_cli_commands[i].name; i++) tsr_cli_near_add(&near, tsr_cli_commands[i].name);
+            for (int i = 0; i < 3; i++) tsr_cli_near_add(&near, own[i]);
+            fprintf(stderr, "tessera: unknown command '%s'%s (see 'tessera --help')\n", cmd, tsr_cli_near_hint(&near, NULL));
+        }
         return TSR_EXIT_USAGE;
     }
 }

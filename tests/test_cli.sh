@@ -80,6 +80,7 @@ expect_fail "misspelt common option" 2 "$T" invert --therads 2 "$IMG/page.png" "
 grep -q "did you mean '--threads'?" "$W/err.txt"; ok "a misspelt common option names it" $?
 expect_fail "too few files" 2 "$T" invert "$IMG/page.png"
 expect_fail "unknown variant" 2 "$T" box --variant nosuch "$IMG/page.png" "$W/x.png"
+grep -q "^tessera: box: no variant named 'nosuch' (cpu: reference, running" "$W/err.txt"; ok "an unknown variant lists the names there are" $?
 expect_fail "threshold on RGB" 4 "$T" threshold --block 5 --c 1 "$IMG/coffee.png" "$W/x.png"
 expect_fail "upscaling resize" 4 "$T" resize --width 2000 --height 10 "$IMG/coffee.png" "$W/x.png"
 expect_fail "unknown extension" 2 "$T" invert "$IMG/page.png" "$W/x.xyz"

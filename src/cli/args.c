@@ -33,6 +33,8 @@ int tsr_cli_exit_code(tsr_status s)
 int tsr_cli_fail(const char *cmd, tsr_status s)
 {
     const char *m = tsr_last_error();
+    size_t n = cmd ? strlen(cmd) : 0;
+    if (cmd && !strncmp(m, cmd, n) && m[n] == ':') cmd = NULL;   /* the library named the command already */
     fprintf(stderr, "tessera: %s%s%s\n", cmd ? cmd : "", cmd ? ": " : "", *m ? m : tsr_status_name(s));
     return tsr_cli_exit_code(s);
 }

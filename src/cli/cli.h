@@ -37,7 +37,8 @@ tsr_status tsr_cli_check_required(const char *cmd, const tsr_param *params, int 
 /* Print a command's help: usage line, paragraph, parameter table, common options. */
 void tsr_cli_print_help(FILE *f, const char *cmd, const char *args, const char *summary, const char *help,
                         const tsr_param *params, int nparams);
-/* Print "tessera: CMD: <last error>" to stderr and return the exit code for s. */
+/* Print "tessera: CMD: <last error>" to stderr (without CMD when the message starts with it) and
+ * return the exit code for s. */
 int tsr_cli_fail(const char *cmd, tsr_status s);
 int tsr_cli_exit_code(tsr_status s);
 /* Monotonic seconds. */

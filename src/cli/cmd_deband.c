@@ -444,18 +444,17 @@ static int tsr__deband_picture(const tsr__deband_cli *o, tsr_cli_common *c, cons
     tsr_backend asked = c->exec.backend;
     double t0 = tsr_cli_now(), t1, t2;
     if ((s = tsr_read(inpath, &img))) return tsr_cli_fail("deband", s);
-    if (!(vi = tsr_deband_choose(&c->exec, TSR_HOST, img.channels >= 3 ? TSR_CHROMA_444 : TSR_CHROMA_MONO))) {
-        tsr_image_free(&img);
-        return tsr_cli_fail("deband", TSR_E_ARG);
-    }
     t1 = tsr_cli_now();
+    /* The run's own status says why no variant fits (a missing GPU is not a usage error); the
+     * variant it took is asked for after, for the report. */
     s = tsr_deband_image(&img, &res, &o->p, &c->exec);
+    vi = s ? NULL : tsr_deband_choose(&c->exec, TSR_HOST, img.channels >= 3 ? TSR_CHROMA_444 : TSR_CHROMA_MONO);
     tsr_image_free(&img);
     t2 = tsr_cli_now();
     if (!s) s = tsr_write(outpath, &res, 0);
     tsr_image_free(&res);
     if (s) return tsr_cli_fail("deband", s);
-    tsr__deband_report(c, vi, asked);
+    if (vi) tsr__deband_report(c, vi, asked);
     if (c->time)
         fprintf(stderr, "tessera: deband time: decode %.3f ms, deband %.3f ms, encode %.3f ms\n", (t1 - t0) * 1e3,
                 (t2 - t1) * 1e3, (tsr_cli_now() - t2) * 1e3);

@@ -170,8 +170,26 @@ static const tsr_variant *tsr__choose(const tsr_op *op, tsr_backend backend, con
             }
             return vs[i];
         }
-        *status = tsr__fail(TSR_E_ARG, "%s: no %s variant named '%s' (see 'tessera list')", op->name,
-                  backend == TSR_BACKEND_AUTO ? "" : tsr_backend_name(backend), name);
+        {
+            /* the names there are, by backend: "cpu: reference, running; cuda: ..." */
+            char names[512];
+            size_t n = 0;
+            names[0] = 0;
+            for (int b = TSR_BACKEND_CPU; b <= TSR_BACKEND_CUDA; b++) {
+                int first = 1;
+                if (backend != TSR_BACKEND_AUTO && backend != (tsr_backend)b) continue;
+                for (int i = 0; vs[i] && n < sizeof names; i++) {
+                    if (vs[i]->backend != (tsr_backend)b) continue;
+                    if (first) n += (size_t)snprintf(names + n, sizeof names - n, "%s%s: %s", n ? "; " : "",
+                                                     tsr_backend_name((tsr_backend)b), vs[i]->name);
+                    else n += (size_t)snprintf(names + n, sizeof names - n, ", %s", vs[i]->name);
+                    first = 0;
+                }
+            }
+            *status = tsr__fail(TSR_E_ARG, "%s: no %s%svariant named '%s' (%s)", op->name,
+                                backend == TSR_BACKEND_AUTO ? "" : tsr_backend_name(backend),
+                                backend == TSR_BACKEND_AUTO ? "" : " ", name, n ? names : "none registered");
+        }
         return NULL;
     }
     /* Defaults first, then the reference, then anything that fits. */

@@ -155,6 +155,24 @@ int tsr__takes_by_default(const tsr_variant *v, tsr_backend backend, const tsr_i
            (!v->supports || v->supports(src, params)) && (!v->prefer || v->prefer(src, params));
 }
 
+/* The op's variant names by backend into buf ("cpu: reference, running; cuda: ..."), only
+ * backend's unless it is AUTO, for a message; cut short where buf is too small. */
+static void tsr__variant_names(const tsr_op *op, tsr_backend backend, char *buf, size_t size)
+{
+    size_t n = 0;
+    buf[0] = 0;
+    for (int b = TSR_BACKEND_CPU; b <= TSR_BACKEND_CUDA; b++) {
+        int first = 1;
+        if (backend != TSR_BACKEND_AUTO && backend != (tsr_backend)b) continue;
+        for (int i = 0; op->variants[i] && n < size; i++) {
+            if (op->variants[i]->backend != (tsr_backend)b) continue;
+            if (first) n += (size_t)snprintf(buf + n, size - n, "%s%s: ", n ? "; " : "", tsr_backend_name((tsr_backend)b));
+            if (n < size) n += (size_t)snprintf(buf + n, size - n, "%s%s", first ? "" : ", ", op->variants[i]->name);
+            first = 0;
+        }
+    }
+}
+
 /* Pick a variant; on failure *status says why (unknown name, unsupported input, no backend). */
 static const tsr_variant *tsr__choose(const tsr_op *op, tsr_backend backend, const tsr_image *src,
                                       const void *params, const char *name, tsr_status *status)
@@ -170,26 +188,11 @@ static const tsr_variant *tsr__choose(const tsr_op *op, tsr_backend backend, con
             }
             return vs[i];
         }
-        {
-            /* the names there are, by backend: "cpu: reference, running; cuda: ..." */
-            char names[512];
-            size_t n = 0;
-            names[0] = 0;
-            for (int b = TSR_BACKEND_CPU; b <= TSR_BACKEND_CUDA; b++) {
-                int first = 1;
-                if (backend != TSR_BACKEND_AUTO && backend != (tsr_backend)b) continue;
-                for (int i = 0; vs[i] && n < sizeof names; i++) {
-                    if (vs[i]->backend != (tsr_backend)b) continue;
-                    if (first) n += (size_t)snprintf(names + n, sizeof names - n, "%s%s: %s", n ? "; " : "",
-                                                     tsr_backend_name((tsr_backend)b), vs[i]->name);
-                    else n += (size_t)snprintf(names + n, sizeof names - n, ", %s", vs[i]->name);
-                    first = 0;
-                }
-            }
-            *status = tsr__fail(TSR_E_ARG, "%s: no %s%svariant named '%s' (%s)", op->name,
-                                backend == TSR_BACKEND_AUTO ? "" : tsr_backend_name(backend),
-                                backend == TSR_BACKEND_AUTO ? "" : " ", name, n ? names : "none registered");
-        }
+        char names[512];
+        tsr__variant_names(op, backend, names, sizeof names);
+        *status = tsr__fail(TSR_E_ARG, "%s: no %s%svariant named '%s' (%s)", op->name,
+                            backend == TSR_BACKEND_AUTO ? "" : tsr_backend_name(backend),
+                            backend == TSR_BACKEND_AUTO ? "" : " ", name, *names ? names : "none registered");
         return NULL;
     }
     /* Defaults first, then the reference, then anything that fits. */

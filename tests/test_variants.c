@@ -153,6 +153,31 @@ TEST(test_variants_box)
     finish("box", skipped);
 }
 
+/* Interleaved channels against the reference, densely: every channel count 1..4 at 8 and 16
+ * bits (16- and 32-bit column sums), horizontal radii from 2 (the sliding path) with rows whose
+ * length lies on both sides of the 8-sum vectors of the vectorised scans (cn + 7, cn + 8, ...),
+ * every border. */
+TEST(test_variants_box_channels)
+{
+    static const int ws[] = {3, 4, 5, 9, 10, 11, 37, 300}, rxs[] = {2, 3, 6, 17};
+    int skipped = 0, n = 0;
+    for (int wi = 0; wi < (int)(sizeof ws / sizeof ws[0]); wi++)
+        for (int cn = 1; cn <= 4; cn++)
+            for (int d16 = 0; d16 < 2; d16++)
+                for (int ri = 0; ri < 4; ri++, n++) {
+                    const tsr_depth d = d16 ? TSR_U16 : TSR_U8;
+                    tsr_box_params p = {0, rxs[ri], 1 + (n & 1), n % 4, n & 2 ? (d16 ? 65535 : 255) : 3};
+                    tsr_image img;
+                    char what[128];
+                    if (!make(&img, ws[wi], 5, cn, d, n % 4)) return;
+                    snprintf(what, sizeof what, "%dx%dx%d %d-bit rx=%d ry=%d border=%d value=%d", img.width,
+                             img.height, cn, d16 ? 16 : 8, p.radius_x, p.radius_y, p.border, p.value);
+                    skipped += compare_all("box", &img, &p, what);
+                    tsr_image_free(&img);
+                }
+    finish("box", skipped);
+}
+
 /* 8-bit gray, the benchmark's case, densely: widths around the 256-column segments of the
  * warp kernels (240, 248, 256 outputs per segment at small radii), horizontal radii on both
  * sides of each 8-column halo step, of the register path's limit (8) and of the largest radius

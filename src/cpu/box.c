@@ -88,6 +88,34 @@ tsr_status tsr__box_plain(const tsr__box_plan *pl, tsr_image *dst)
 #define TSR_LOAD_U16(p) _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(p)))
 #define TSR_LOAD_U32(p) _mm256_loadu_si256((const __m256i *)(p))
 
+/* The same for CN interleaved channels (2 to 4): hs[i] = hs[i-CN] + ext[i-CN+win] - ext[i-CN].
+ * The in-register scan adds the vector shifted by CN lanes, then by 2 CN while that is under 8;
+ * the carry is the previous vector's last CN sums, each spread to the lanes of its channel. */
+#define TSR_PREFIX8_LAG(LOAD, CN)                                                               \
+    do {                                                                                        \
+        const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);                         \
+        const __m256i by1 = _mm256_sub_epi32(lane, _mm256_set1_epi32(CN));                      \
+        const __m256i by2 = _mm256_sub_epi32(lane, _mm256_set1_epi32(2 * (CN)));                \
+        const __m256i low1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(CN), lane);                   \
+        const __m256i low2 = _mm256_cmpgt_epi32(_mm256_set1_epi32(2 * (CN)), lane);             \
+        const __m256i spread = _mm256_setr_epi32(8 - (CN), 8 - (CN) + 1 % (CN), 8 - (CN) + 2 % (CN),       \
+                                                 8 - (CN) + 3 % (CN), 8 - (CN) + 4 % (CN),            \
+                                                 8 - (CN) + 5 % (CN), 8 - (CN) + 6 % (CN),            \
+                                                 8 - (CN) + 7 % (CN));                                 \
+        __m256i carry = _mm256_setr_epi32((int)hs[0], (int)hs[1 % (CN)], (int)hs[2 % (CN)],    \
+                                          (int)hs[3 % (CN)], (int)hs[4 % (CN)], (int)hs[5 % (CN)], \
+                                          (int)hs[6 % (CN)], (int)hs[7 % (CN)]);               \
+        for (; i + 8 <= n; i += 8) {                                                            \
+            __m256i x = _mm256_sub_epi32(LOAD(ext + i - (CN) + win), LOAD(ext + i - (CN)));     \
+            x = _mm256_add_epi32(x, _mm256_andnot_si256(low1, _mm256_permutevar8x32_epi32(x, by1))); \
+            if (2 * (CN) < 8)                                                                   \
+                x = _mm256_add_epi32(x, _mm256_andnot_si256(low2, _mm256_permutevar8x32_epi32(x, by2))); \
+            x = _mm256_add_epi32(x, carry);                                                     \
+            _mm256_storeu_si256((__m256i *)(hs + i), x);                                        \
+            carry = _mm256_permutevar8x32_epi32(x, spread);                                     \
+        }                                                                                       \
+    } while (0)
+
 /* Window sums of one channel from column sums, hs[0] already set; returns where it stopped. */
 __attribute__((target("avx2"))) static size_t tsr__prefix_u16_avx2(const uint16_t *ext, uint32_t *hs, size_t n,
                                                                    size_t win)
@@ -104,20 +132,43 @@ __attribute__((target("avx2"))) static size_t tsr__prefix_u32_avx2(const uint32_
     TSR_PREFIX8(TSR_LOAD_U32);
     return i;
 }
+
+
+/* The lagged scans for 2, 3 and 4 channels and 16- or 32-bit column sums, hs[0..CN-1] set. */
+#define TSR_PREFIX_LAG_FN(NAME, COL_T, LOAD, CN)                                                  \
+    __attribute__((target("avx2"))) static size_t NAME(const COL_T *ext, uint32_t *hs, size_t n, size_t win) \
+    {                                                                                           \
+        size_t i = CN;                                                                          \
+        TSR_PREFIX8_LAG(LOAD, CN);                                                              \
+        return i;                                                                               \
+    }
+TSR_PREFIX_LAG_FN(tsr__prefix_u16_c2, uint16_t, TSR_LOAD_U16, 2)
+TSR_PREFIX_LAG_FN(tsr__prefix_u16_c3, uint16_t, TSR_LOAD_U16, 3)
+TSR_PREFIX_LAG_FN(tsr__prefix_u16_c4, uint16_t, TSR_LOAD_U16, 4)
+TSR_PREFIX_LAG_FN(tsr__prefix_u32_c2, uint32_t, TSR_LOAD_U32, 2)
+TSR_PREFIX_LAG_FN(tsr__prefix_u32_c3, uint32_t, TSR_LOAD_U32, 3)
+TSR_PREFIX_LAG_FN(tsr__prefix_u32_c4, uint32_t, TSR_LOAD_U32, 4)
 #endif
 
-/* The vectorised one-channel sliding sums where the processor has AVX2; returns the first
- * index not done (1 when there is no fast path for these types). */
-static size_t tsr__prefix_fast(const void *ext, size_t col_bytes, void *hs, size_t sum_bytes, size_t n, size_t win)
+/* The vectorised sliding sums of cn interleaved channels (1 to 4) where the processor has AVX2,
+ * hs[0..cn-1] set; returns the first index not done (cn when there is no fast path for these
+ * types). */
+static size_t tsr__prefix_fast(const void *ext, size_t col_bytes, void *hs, size_t sum_bytes, size_t n, size_t win,
+                               int cn)
 {
 #ifdef TSR_HAVE_X86
-    if (sum_bytes == 4 && __builtin_cpu_supports("avx2")) {
-        if (col_bytes == 2) return tsr__prefix_u16_avx2(ext, hs, n, win);
-        if (col_bytes == 4) return tsr__prefix_u32_avx2(ext, hs, n, win);
+    if (sum_bytes == 4 && (col_bytes == 2 || col_bytes == 4) && __builtin_cpu_supports("avx2")) {
+        const int c16 = col_bytes == 2;
+        switch (cn) {
+            case 1: return c16 ? tsr__prefix_u16_avx2(ext, hs, n, win) : tsr__prefix_u32_avx2(ext, hs, n, win);
+            case 2: return c16 ? tsr__prefix_u16_c2(ext, hs, n, win) : tsr__prefix_u32_c2(ext, hs, n, win);
+            case 3: return c16 ? tsr__prefix_u16_c3(ext, hs, n, win) : tsr__prefix_u32_c3(ext, hs, n, win);
+            case 4: return c16 ? tsr__prefix_u16_c4(ext, hs, n, win) : tsr__prefix_u32_c4(ext, hs, n, win);
+        }
     }
 #endif
     (void)ext, (void)col_bytes, (void)hs, (void)sum_bytes, (void)n, (void)win;
-    return 1;
+    return (size_t)cn;
 }
 
 #define TSR_BOX_DEFINE(COL_T, SUM_T, NAME)                                                                         \
@@ -200,15 +251,19 @@ static size_t tsr__prefix_fast(const void *ext, size_t col_bytes, void *hs, size
             for (size_t i = 0; i < n; i++) hs[i] = (SUM_T)ext[i] + ext[i + c1] + ext[i + c2];              \
             return;                                                                                         \
         }                                                                                                   \
-        if (cn == 1) { /* one channel: vectorised prefix sums, the rest sliding */                        \
-            SUM_T t = 0;                                                                                    \
+        if (cn <= 4 && n >= (size_t)cn) { /* up to 4 channels: vectorised prefix sums, the rest sliding */ \
             size_t i;                                                                                       \
-            for (size_t m = 0; m < win; m++) t += ext[m];                                                   \
-            hs[0] = t;                                                                                      \
-            for (i = tsr__prefix_fast(ext, sizeof(COL_T), hs, sizeof(SUM_T), n, win); i < n; i++)           \
-                hs[i] = hs[i - 1] + ((SUM_T)ext[i - 1 + win] - (SUM_T)ext[i - 1]);                          \
-            return;                                                                                         \
-        }                                                                                                   \
+            for (int c = 0; c < cn; c++) {                                                                  \
+                SUM_T t = 0;                                                                                \
+                for (size_t m = (size_t)c; m < win; m += (size_t)cn) t += ext[m];                           \
+                hs[c] = t;                                                                                  \
+            }                                                                                               \
+            i = tsr__prefix_fast(ext, sizeof(COL_T), hs, sizeof(SUM_T), n, win, cn);                        \
+            if (cn == 1 || i > (size_t)cn) {                                                                \
+                for (; i < n; i++) hs[i] = hs[i - cn] + ((SUM_T)ext[i - cn + win] - (SUM_T)ext[i - cn]);    \
+                return;                                                                                     \
+            }                                                                                               \
+        } /* otherwise several channels slide in four segments */                                           \
         seg = (n / cn / 4) * cn;                                                                            \
         for (int k = 0; k < 4; k++) start[k] = seg * k;                                                    \
         for (int k = 0; k < 4; k++)                                                                         \

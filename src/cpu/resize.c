@@ -290,8 +290,104 @@ __attribute__((target("avx2"))) static int tsr__resize2x2_u8_avx2(const uint8_t 
     }
     return d;
 }
+
+/* 2x2 cells of 8-bit RGB, 8 output pixels a step from 16 pixels of each source row: the two
+ * rows' sums in 16-bit lanes, each sample plus the one 3 lanes on (the same channel of the next
+ * pixel, by alignr across neighbouring vectors), (sum + 2) >> 2, packed to bytes, and the 24
+ * bytes at the pairs' first pixels (j mod 6 < 3) gathered by byte shuffles. Returns the number of
+ * output pixels done. */
+__attribute__((target("avx2"))) static int tsr__resize2x2_rgb8_avx2(const uint8_t *s0, const uint8_t *s1, uint8_t *o,
+                                                                   int dw)
+{
+    const __m128i z = _mm_setzero_si128(), two = _mm_set1_epi16(2);
+    const __m128i m00 = _mm_setr_epi8(0, 1, 2, 6, 7, 8, 12, 13, 14, -128, -128, -128, -128, -128, -128, -128);
+    const __m128i m10 = _mm_setr_epi8(-128, -128, -128, -128, -128, -128, -128, -128, -128, 2, 3, 4, 8, 9, 10, 14);
+    const __m128i m11 = _mm_setr_epi8(15, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128,
+                                      -128, -128, -128);
+    const __m128i m21 = _mm_setr_epi8(-128, 0, 4, 5, 6, 10, 11, 12, -128, -128, -128, -128, -128, -128, -128, -128);
+    int d = 0;
+    /* 16 source pixels (48 bytes) a row per step; the last step's loads end inside the row */
+    for (; d + 8 <= dw; d += 8) {
+        const uint8_t *p0 = s0 + 6 * (size_t)d, *p1 = s1 + 6 * (size_t)d;
+        __m128i v[7];
+        for (int k = 0; k < 3; k++) {
+            const __m128i a = _mm_loadu_si128((const __m128i *)(p0 + 16 * k)),
+                          b = _mm_loadu_si128((const __m128i *)(p1 + 16 * k));
+            v[2 * k] = _mm_add_epi16(_mm_unpacklo_epi8(a, z), _mm_unpacklo_epi8(b, z));
+            v[2 * k + 1] = _mm_add_epi16(_mm_unpackhi_epi8(a, z), _mm_unpackhi_epi8(b, z));
+        }
+        v[6] = z;
+        __m128i w[6];
+        for (int k = 0; k < 6; k++)
+            w[k] = _mm_srli_epi16(_mm_add_epi16(_mm_add_epi16(v[k], _mm_alignr_epi8(v[k + 1], v[k], 6)), two), 2);
+        const __m128i q0 = _mm_packus_epi16(w[0], w[1]), q1 = _mm_packus_epi16(w[2], w[3]),
+                      q2 = _mm_packus_epi16(w[4], w[5]);
+        _mm_storeu_si128((__m128i *)(o + 3 * (size_t)d), _mm_or_si128(_mm_shuffle_epi8(q0, m00), _mm_shuffle_epi8(q1, m10)));
+        _mm_storel_epi64((__m128i *)(o + 3 * (size_t)d + 16), _mm_or_si128(_mm_shuffle_epi8(q1, m11), _mm_shuffle_epi8(q2, m21)));
+    }
+    return d;
+}
+
+/* 2x2 cells of 8-bit RGBA, 8 output pixels a step from 16 pixels of each source row: the two
+ * rows' sums in 16-bit lanes hold two pixels per 64-bit half, each half plus the other adds a
+ * pixel pair, and the pairs are put back in order by 64-bit unpacks and one final permute.
+ * Returns the number of output pixels done. */
+__attribute__((target("avx2"))) static int tsr__resize2x2_rgba8_avx2(const uint8_t *s0, const uint8_t *s1,
+                                                                    uint8_t *o, int dw)
+{
+    const __m256i z = _mm256_setzero_si256(), two = _mm256_set1_epi16(2);
+    int d = 0;
+    for (; d + 8 <= dw; d += 8) {
+        __m256i q[2];
+        for (int k = 0; k < 2; k++) {   /* source pixels 8k .. 8k + 7 of this step: outputs 4k .. 4k + 3 */
+            const __m256i a = _mm256_loadu_si256((const __m256i *)(s0 + 8 * (size_t)d + 32 * k)),
+                          b = _mm256_loadu_si256((const __m256i *)(s1 + 8 * (size_t)d + 32 * k));
+            __m256i lo = _mm256_add_epi16(_mm256_unpacklo_epi8(a, z), _mm256_unpacklo_epi8(b, z));   /* p0 p1 | p4 p5 */
+            __m256i hi = _mm256_add_epi16(_mm256_unpackhi_epi8(a, z), _mm256_unpackhi_epi8(b, z));   /* p2 p3 | p6 p7 */
+            lo = _mm256_add_epi16(lo, _mm256_srli_si256(lo, 8));   /* p0+p1 in the low half | p4+p5 */
+            hi = _mm256_add_epi16(hi, _mm256_srli_si256(hi, 8));
+            q[k] = _mm256_srli_epi16(_mm256_add_epi16(_mm256_unpacklo_epi64(lo, hi), two), 2);   /* 0 1 | 2 3 */
+        }
+        /* packus: outputs 0 1 4 5 | 2 3 6 7; the permute orders them */
+        _mm256_storeu_si256((__m256i *)(o + 4 * (size_t)d),
+                            _mm256_permute4x64_epi64(_mm256_packus_epi16(q[0], q[1]), 0xD8));
+    }
+    return d;
+}
 #define TSR_HAVE_RESIZE_SIMD 1
 #endif
+
+/* 2x2 cells of CN interleaved channels (3 or 4; 1 has its own AVX2 loop), (sum + 2) >> 2 as
+ * tsr__cell_value rounds them, straight from the two source rows, the channel count fixed so
+ * that the compiler vectorises the interleaved loads. */
+#define TSR_SHRINK2(NAME, T, CN)                                                                  \
+    __attribute__((target_clones("avx2", "default"))) static void NAME(                          \
+        const T *restrict s0, const T *restrict s1, T *restrict o, size_t dw)                    \
+    {                                                                                           \
+        for (size_t d = 0; d < dw; d++)                                                         \
+            for (int c = 0; c < (CN); c++) {                                                    \
+                const size_t i = 2 * d * (CN) + (size_t)c;                                      \
+                o[d * (CN) + (size_t)c] =                                                       \
+                    (T)(((uint32_t)s0[i] + s0[i + (CN)] + s1[i] + s1[i + (CN)] + 2) >> 2);      \
+            }                                                                                   \
+    }
+TSR_SHRINK2(tsr__shrink2_u8_c3, uint8_t, 3)
+TSR_SHRINK2(tsr__shrink2_u8_c4, uint8_t, 4)
+TSR_SHRINK2(tsr__shrink2_u16_c1, uint16_t, 1)
+TSR_SHRINK2(tsr__shrink2_u16_c3, uint16_t, 3)
+TSR_SHRINK2(tsr__shrink2_u16_c4, uint16_t, 4)
+
+/* The cell sums of one row of column sums cs for CN channels (fixed, so the channel loop unrolls
+ * and the compiler keeps the CN sums of a cell in registers). */
+#define TSR_CELL_SUMS(CN)                                                                        \
+    for (int dx = 0; dx < dw; dx++) {                                                           \
+        const uint32_t *restrict p = cs + (size_t)dx * fx * (CN);                               \
+        uint32_t t[CN];                                                                         \
+        for (int c = 0; c < (CN); c++) t[c] = p[c];                                             \
+        for (int k = 1; k < fx; k++)                                                            \
+            for (int c = 0; c < (CN); c++) t[c] += p[(size_t)k * (CN) + c];                     \
+        for (int c = 0; c < (CN); c++) cl[(size_t)dx * (CN) + c] = t[c];                        \
+    }
 
 /* Integer factors: column sums of the fy source rows, then the fx-wide cells of that row. The
  * common cases (2x2 of 1/3/4 channels, any factor of one channel) get loops the compiler
@@ -329,6 +425,30 @@ static void tsr__resize_int_rows(void *ctx, int y0, int y1)
                 o[d] = (uint8_t)((s0[2 * d] + s0[2 * d + 1] + s1[2 * d] + s1[2 * d + 1] + 2) >> 2);
             continue;
         }
+        if (fx == 2 && fy == 2 && (cn == 3 || cn == 4 || (cn == 1 && src->depth != TSR_U8))) {
+            const void *s0 = tsr__row(src, 2 * dy), *s1 = tsr__row(src, 2 * dy + 1);
+            void *o = tsr__row(j->dst, dy);
+            if (src->depth == TSR_U8 && cn == 3) {
+                int d = 0;
+#ifdef TSR_HAVE_RESIZE_SIMD
+                if (__builtin_cpu_supports("avx2")) d = tsr__resize2x2_rgb8_avx2(s0, s1, o, dw);
+#endif
+                tsr__shrink2_u8_c3((const uint8_t *)s0 + 6 * (size_t)d, (const uint8_t *)s1 + 6 * (size_t)d,
+                                   (uint8_t *)o + 3 * (size_t)d, (size_t)(dw - d));
+            } else if (src->depth == TSR_U8) {
+                int d = 0;
+#ifdef TSR_HAVE_RESIZE_SIMD
+                if (__builtin_cpu_supports("avx2")) d = tsr__resize2x2_rgba8_avx2(s0, s1, o, dw);
+#endif
+                tsr__shrink2_u8_c4((const uint8_t *)s0 + 8 * (size_t)d, (const uint8_t *)s1 + 8 * (size_t)d,
+                                   (uint8_t *)o + 4 * (size_t)d, (size_t)(dw - d));
+            }
+            else if (src->depth == TSR_U8) tsr__shrink2_u8_c4(s0, s1, o, (size_t)dw);
+            else if (cn == 1) tsr__shrink2_u16_c1(s0, s1, o, (size_t)dw);
+            else if (cn == 3) tsr__shrink2_u16_c3(s0, s1, o, (size_t)dw);
+            else tsr__shrink2_u16_c4(s0, s1, o, (size_t)dw);
+            continue;
+        }
         memset(cs, 0, n * sizeof *cs);
         for (int y = dy * fy; y < dy * fy + fy; y++) {
             if (src->depth == TSR_U8) {
@@ -348,6 +468,12 @@ static void tsr__resize_int_rows(void *ctx, int y0, int y1)
                 for (int k = 0; k < fx; k++) t += cs[d * fx + k];
                 cl[d] = t;
             }
+        } else if (cn == 2) {
+            TSR_CELL_SUMS(2)
+        } else if (cn == 3) {
+            TSR_CELL_SUMS(3)
+        } else if (cn == 4) {
+            TSR_CELL_SUMS(4)
         } else {
             for (int dx = 0; dx < dw; dx++)
                 for (int c = 0; c < cn; c++) {

@@ -139,6 +139,26 @@ TSR__AREA_XPASS(tsr__area_x_u8c3_1, uint8_t, 3, 1)
 TSR__AREA_XPASS(tsr__area_x_u8c3_2, uint8_t, 3, 2)
 TSR__AREA_XPASS(tsr__area_x_u8c3_3, uint8_t, 3, 3)
 TSR__AREA_XPASS(tsr__area_x_u8c3_4, uint8_t, 3, 4)
+TSR__AREA_XPASS(tsr__area_x_u8c2_1, uint8_t, 2, 1)
+TSR__AREA_XPASS(tsr__area_x_u8c2_2, uint8_t, 2, 2)
+TSR__AREA_XPASS(tsr__area_x_u8c2_3, uint8_t, 2, 3)
+TSR__AREA_XPASS(tsr__area_x_u8c2_4, uint8_t, 2, 4)
+TSR__AREA_XPASS(tsr__area_x_u8c4_1, uint8_t, 4, 1)
+TSR__AREA_XPASS(tsr__area_x_u8c4_2, uint8_t, 4, 2)
+TSR__AREA_XPASS(tsr__area_x_u8c4_3, uint8_t, 4, 3)
+TSR__AREA_XPASS(tsr__area_x_u8c4_4, uint8_t, 4, 4)
+TSR__AREA_XPASS(tsr__area_x_u16c2_1, uint16_t, 2, 1)
+TSR__AREA_XPASS(tsr__area_x_u16c2_2, uint16_t, 2, 2)
+TSR__AREA_XPASS(tsr__area_x_u16c2_3, uint16_t, 2, 3)
+TSR__AREA_XPASS(tsr__area_x_u16c2_4, uint16_t, 2, 4)
+TSR__AREA_XPASS(tsr__area_x_u16c3_1, uint16_t, 3, 1)
+TSR__AREA_XPASS(tsr__area_x_u16c3_2, uint16_t, 3, 2)
+TSR__AREA_XPASS(tsr__area_x_u16c3_3, uint16_t, 3, 3)
+TSR__AREA_XPASS(tsr__area_x_u16c3_4, uint16_t, 3, 4)
+TSR__AREA_XPASS(tsr__area_x_u16c4_1, uint16_t, 4, 1)
+TSR__AREA_XPASS(tsr__area_x_u16c4_2, uint16_t, 4, 2)
+TSR__AREA_XPASS(tsr__area_x_u16c4_3, uint16_t, 4, 3)
+TSR__AREA_XPASS(tsr__area_x_u16c4_4, uint16_t, 4, 4)
 TSR__AREA_XPASS(tsr__area_x_u8_1, uint8_t, 0, 1)
 TSR__AREA_XPASS(tsr__area_x_u8_2, uint8_t, 0, 2)
 TSR__AREA_XPASS(tsr__area_x_u8_3, uint8_t, 0, 3)
@@ -158,12 +178,15 @@ static void tsr__area_xpass(const tsr_image *src, const void *const *rows, int n
                             float *const *buf)
 {
 #define TSR__AREA_FNS(P) {(tsr__area_xfn)P##_1, (tsr__area_xfn)P##_2, (tsr__area_xfn)P##_3, (tsr__area_xfn)P##_4}
-    static const tsr__area_xfn u8c1[4] = TSR__AREA_FNS(tsr__area_x_u8c1), u8c3[4] = TSR__AREA_FNS(tsr__area_x_u8c3),
-                               u8[4] = TSR__AREA_FNS(tsr__area_x_u8), u16c1[4] = TSR__AREA_FNS(tsr__area_x_u16c1),
-                               u16[4] = TSR__AREA_FNS(tsr__area_x_u16);
+    /* by depth, then channel count (index 0: any count, at run time) */
+    static const tsr__area_xfn fns[2][5][4] = {
+        {TSR__AREA_FNS(tsr__area_x_u8), TSR__AREA_FNS(tsr__area_x_u8c1), TSR__AREA_FNS(tsr__area_x_u8c2),
+         TSR__AREA_FNS(tsr__area_x_u8c3), TSR__AREA_FNS(tsr__area_x_u8c4)},
+        {TSR__AREA_FNS(tsr__area_x_u16), TSR__AREA_FNS(tsr__area_x_u16c1), TSR__AREA_FNS(tsr__area_x_u16c2),
+         TSR__AREA_FNS(tsr__area_x_u16c3), TSR__AREA_FNS(tsr__area_x_u16c4)}};
 #undef TSR__AREA_FNS
     const int cn = src->channels;
-    const tsr__area_xfn *f = src->depth == TSR_U8 ? (cn == 1 ? u8c1 : cn == 3 ? u8c3 : u8) : (cn == 1 ? u16c1 : u16);
+    const tsr__area_xfn *f = fns[src->depth != TSR_U8][cn >= 1 && cn <= 4 ? cn : 0];
     f[nr - 1](rows, pl->xtab, pl->nx, cn, buf);
 }
 

@@ -493,6 +493,29 @@ TEST(test_variants_sums)
     finish("sums", skipped);
 }
 
+/* Row sums of interleaved channels on long rows: rows whose sample count lies on both sides of
+ * the 24-lane blocks and past the 256 blocks that 32-bit lanes hold before they are flushed,
+ * maxima (the largest lane sums) and random samples, both depths. */
+TEST(test_variants_sums_rows_channels)
+{
+    static const int ws[] = {7, 8, 9, 2049, 4100};
+    int skipped = 0;
+    for (int wi = 0; wi < 5; wi++)
+        for (int cn = 2; cn <= 4; cn++)
+            for (int d = 1; d <= 2; d *= 2)
+                for (int pattern = 0; pattern < 2; pattern++) {
+                    tsr_sums_params p = {TSR_AXIS_ROWS};
+                    tsr_image img;
+                    char what[96];
+                    if (!make(&img, ws[wi], 3, cn, (tsr_depth)d, pattern)) return;
+                    snprintf(what, sizeof what, "%dx%dx%d %d-bit rows, pattern %d", img.width, img.height, cn, d * 8,
+                             pattern);
+                    skipped += compare_all("sums", &img, &p, what);
+                    tsr_image_free(&img);
+                }
+    finish("sums", skipped);
+}
+
 /* Columns of 65538 16-bit maxima need 64-bit sums (65537 still fit: 65535 * 65537 = 2^32 - 1). */
 TEST(test_variants_sums_64bit)
 {

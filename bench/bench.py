@@ -100,9 +100,36 @@ def main():
     cases.append(("resize", "%d^2 -> 192^2" % half, graysmall.nbytes,
                   lambda v: T.resize(graysmall, 192, 192, out=sout, variant=v, threads=args.threads),
                   lambda: cv2.resize(graysmall, (192, 192), dst=sout, interpolation=cv2.INTER_AREA)))
+    # Colour images (half the side, 8-bit RGB and RGBA): the interleaved-channel paths.
+    rgba = rng.integers(0, 256, (half, half, 4), dtype=np.uint8)
+    cout3, cout4 = np.empty_like(rgb), np.empty_like(rgba)
+    q = half // 2
+    qout3, qout4 = np.empty((q, q, 3), np.uint8), np.empty((q, q, 4), np.uint8)
+    f = half * 2 // 3
+    fout4 = np.empty((f, f, 4), np.uint8)
+    for r in (1, 7):
+        cases.append(("box", "RGB r=%d" % r, 2 * rgb.nbytes,
+                      lambda v, r=r: T.box(rgb, r, out=cout3, variant=v, threads=args.threads),
+                      lambda r=r: cv2.blur(rgb, (2 * r + 1, 2 * r + 1), dst=cout3)))
+    cases.append(("box", "RGBA r=7", 2 * rgba.nbytes, lambda v: T.box(rgba, 7, out=cout4, variant=v, threads=args.threads),
+                  lambda: cv2.blur(rgba, (15, 15), dst=cout4)))
+    cases.append(("sums", "RGB rows", rgb.nbytes, lambda v: T.sums(rgb, "rows", variant=v, threads=args.threads),
+                  lambda: cv2.reduce(rgb, 1, cv2.REDUCE_SUM, dtype=cv2.CV_32S)))
+    cases.append(("gray", "%d^2 RGBA" % half, rgba.nbytes * 5 // 4,
+                  lambda v: T.gray(rgba, out=gout, variant=v, threads=args.threads),
+                  lambda: cv2.cvtColor(rgba, cv2.COLOR_RGBA2GRAY, dst=gout)))
+    cases.append(("resize", "RGB -> %d^2" % q, rgb.nbytes * 5 // 4,
+                  lambda v: T.resize(rgb, q, q, out=qout3, variant=v, threads=args.threads),
+                  lambda: cv2.resize(rgb, (q, q), dst=qout3, interpolation=cv2.INTER_AREA)))
+    cases.append(("resize", "RGBA -> %d^2" % q, rgba.nbytes * 5 // 4,
+                  lambda v: T.resize(rgba, q, q, out=qout4, variant=v, threads=args.threads),
+                  lambda: cv2.resize(rgba, (q, q), dst=qout4, interpolation=cv2.INTER_AREA)))
+    cases.append(("resize", "RGBA -> %d^2" % f, rgba.nbytes + fout4.nbytes,
+                  lambda v: T.resize(rgba, f, f, out=fout4, variant=v, threads=args.threads),
+                  lambda: cv2.resize(rgba, (f, f), dst=fout4, interpolation=cv2.INTER_AREA)))
 
-    print("tessera CPU benchmark: %dx%d 8-bit gray (gray: %d^2 RGB), %d thread(s), median of %d runs" %
-          (n, n, half, args.threads, reps))
+    print("tessera CPU benchmark: %dx%d 8-bit gray (gray and colour rows: %d^2 RGB or RGBA), %d thread(s), "
+          "median of %d runs" % (n, n, half, args.threads, reps))
     print("copy bandwidth (numpy copyto, read+write): %.1f GB/s (%.2f ms)\n" % (copy_gbs, copy_ms))
     hdr = "%-10s %-10s %-16s %10s %8s %8s %12s %8s" % ("op", "variant", "params", "ms", "GB/s", "%copy",
                                                      "OpenCV ms", "ratio")
@@ -112,7 +139,7 @@ def main():
     for op, ptxt, nbytes, ours, peer in cases:
         for vname, is_ref, is_def in variants_of(T.lib, op):
             # The references are the slow plain definitions: time them once, on cheap parameters.
-            if is_ref and op in ("box", "threshold") and ptxt not in ("r=1", "block=3 C=5"):
+            if is_ref and op in ("box", "threshold") and ptxt not in ("r=1", "block=3 C=5", "RGB r=1"):
                 continue
             ms = median_ms(lambda: ours(vname), 1 if is_ref else reps)
             key = (op, ptxt)

@@ -215,25 +215,38 @@ static void tsr__area_row(const tsr_image *src, tsr_image *dst, const tsr__area_
 }
 
 /* The same row with the x pass of tsr__area_xpass, 4 source rows at a time: the same operations
- * in the same order. buf holds 4 rows of dw*cn floats, sum one. */
+ * in the same order. buf holds 5 rows of dw*cn floats, sum one. A source row shared with the
+ * previous destination row (the cell boundary falls inside it) is not passed again: *cached
+ * names the source row whose x pass buf's fifth row holds (-1: none), as this call leaves it. */
 static void tsr__area_row_fast(const tsr_image *src, tsr_image *dst, const tsr__area_plan *pl, int dy, float *buf,
-                               float *sum)
+                               float *sum, int *cached)
 {
     size_t n = (size_t)dst->width * dst->channels;
     unsigned maxv = src->depth == TSR_U8 ? 255u : 65535u;
-    float *bufs[4] = {buf, buf + n, buf + 2 * n, buf + 3 * n};
-    for (int j = pl->ystart[dy]; j < pl->ystart[dy + 1];) {
-        const int nr = pl->ystart[dy + 1] - j >= 4 ? 4 : pl->ystart[dy + 1] - j;
+    float *bufs[5] = {buf, buf + n, buf + 2 * n, buf + 3 * n, buf + 4 * n};
+    const int j0 = pl->ystart[dy], j1 = pl->ystart[dy + 1];
+    int j = j0;
+    if (j < j1 && pl->ytab[j].si == *cached) {   /* the first source row's x pass is the cached one */
+        const float beta = pl->ytab[j].alpha, *b = bufs[4];
+        for (size_t i = 0; i < n; i++) sum[i] = beta * b[i];
+        j++;
+    }
+    while (j < j1) {
+        const int nr = j1 - j >= 4 ? 4 : j1 - j;
         const void *rows[4];
         for (int r = 0; r < nr; r++) rows[r] = tsr__row(src, pl->ytab[j + r].si);
         for (int r = 0; r < nr; r++) memset(bufs[r], 0, n * sizeof(float));
         tsr__area_xpass(src, rows, nr, pl, bufs);
         for (int r = 0; r < nr; r++, j++) {
             const float beta = pl->ytab[j].alpha, *b = bufs[r];
-            if (j == pl->ystart[dy])
+            if (j == j0)
                 for (size_t i = 0; i < n; i++) sum[i] = beta * b[i];
             else
                 for (size_t i = 0; i < n; i++) sum[i] += beta * b[i];
+        }
+        if (j == j1) {   /* keep the last source row's x pass for the next destination row */
+            memcpy(bufs[4], bufs[nr - 1], n * sizeof(float));
+            *cached = pl->ytab[j1 - 1].si;
         }
     }
     if (src->depth == TSR_U8)
@@ -534,12 +547,13 @@ static void tsr__resize_area_rows(void *ctx, int y0, int y1)
 {
     struct tsr__resize_job *j = ctx;
     size_t n = (size_t)j->dst->width * j->dst->channels;
-    float *buf = malloc(5 * n * sizeof *buf);
+    float *buf = malloc(6 * n * sizeof *buf);
+    int cached = -1;
     if (!buf) {
         j->status = tsr__fail(TSR_E_NOMEM, "resize: out of memory for a row buffer");
         return;
     }
-    for (int dy = y0; dy < y1; dy++) tsr__area_row_fast(j->src, j->dst, &j->plan, dy, buf, buf + 4 * n);
+    for (int dy = y0; dy < y1; dy++) tsr__area_row_fast(j->src, j->dst, &j->plan, dy, buf, buf + 5 * n, &cached);
     free(buf);
 }
 

@@ -464,23 +464,17 @@ static void tsr__resize_int_rows(void *ctx, int y0, int y1)
         if (fx == 2 && fy == 2 && (cn == 3 || cn == 4 || (cn == 1 && src->depth != TSR_U8))) {
             const void *s0 = tsr__row(src, 2 * dy), *s1 = tsr__row(src, 2 * dy + 1);
             void *o = tsr__row(j->dst, dy);
-            if (src->depth == TSR_U8 && cn == 3) {
+            if (src->depth == TSR_U8) {   /* RGB or RGBA: the AVX2 kernel, then the loop for the rest */
                 int d = 0;
+                size_t in, on;
 #ifdef TSR_HAVE_RESIZE_SIMD
-                if (__builtin_cpu_supports("avx2")) d = tsr__resize2x2_rgb8_avx2(s0, s1, o, dw);
+                if (__builtin_cpu_supports("avx2"))
+                    d = cn == 3 ? tsr__resize2x2_rgb8_avx2(s0, s1, o, dw) : tsr__resize2x2_rgba8_avx2(s0, s1, o, dw);
 #endif
-                tsr__shrink2_u8_c3((const uint8_t *)s0 + 6 * (size_t)d, (const uint8_t *)s1 + 6 * (size_t)d,
-                                   (uint8_t *)o + 3 * (size_t)d, (size_t)(dw - d));
-            } else if (src->depth == TSR_U8) {
-                int d = 0;
-#ifdef TSR_HAVE_RESIZE_SIMD
-                if (__builtin_cpu_supports("avx2")) d = tsr__resize2x2_rgba8_avx2(s0, s1, o, dw);
-#endif
-                tsr__shrink2_u8_c4((const uint8_t *)s0 + 8 * (size_t)d, (const uint8_t *)s1 + 8 * (size_t)d,
-                                   (uint8_t *)o + 4 * (size_t)d, (size_t)(dw - d));
-            }
-            else if (src->depth == TSR_U8) tsr__shrink2_u8_c4(s0, s1, o, (size_t)dw);
-            else if (cn == 1) tsr__shrink2_u16_c1(s0, s1, o, (size_t)dw);
+                in = 2 * (size_t)cn * d, on = (size_t)cn * d;
+                (cn == 3 ? tsr__shrink2_u8_c3 : tsr__shrink2_u8_c4)((const uint8_t *)s0 + in, (const uint8_t *)s1 + in,
+                                                                    (uint8_t *)o + on, (size_t)(dw - d));
+            } else if (cn == 1) tsr__shrink2_u16_c1(s0, s1, o, (size_t)dw);
             else if (cn == 3) tsr__shrink2_u16_c3(s0, s1, o, (size_t)dw);
             else tsr__shrink2_u16_c4(s0, s1, o, (size_t)dw);
             continue;

@@ -79,6 +79,18 @@ grep -q "unknown option '--raduis'; did you mean '--radius'?" "$W/err.txt"; ok "
 expect_fail "misspelt common option" 2 "$T" invert --therads 2 "$IMG/page.png" "$W/x.png"
 grep -q "did you mean '--threads'?" "$W/err.txt"; ok "a misspelt common option names it" $?
 expect_fail "too few files" 2 "$T" invert "$IMG/page.png"
+# Output encoding: --png-level trades size for time with the same pixels, --quality sets JPEG's;
+# both before or after the command, range-checked, one prefix in the message.
+"$T" --quiet --png-level 1 invert "$IMG/camera.png" "$W/l1.png" && "$T" --quiet invert --png-level 9 "$IMG/camera.png" "$W/l9.png" &&
+    [ "$(stat -c %s "$W/l1.png")" -gt "$(stat -c %s "$W/l9.png")" ] &&
+    "$T" --quiet box --radius 0 "$W/l1.png" "$W/l1.pgm" && "$T" --quiet box --radius 0 "$W/l9.png" "$W/l9.pgm" &&
+    cmp -s "$W/l1.pgm" "$W/l9.pgm"; ok "--png-level 1 writes a larger file than 9, with the same pixels" $?
+"$T" --quiet --quality 30 invert "$IMG/rocket.jpg" "$W/q30.jpg" && "$T" --quiet invert "$IMG/rocket.jpg" "$W/q95.jpg" &&
+    [ "$(stat -c %s "$W/q30.jpg")" -lt "$(stat -c %s "$W/q95.jpg")" ]; ok "--quality 30 writes a smaller JPEG than the default" $?
+expect_fail "quality out of range" 2 "$T" invert --quality 101 "$IMG/page.png" "$W/x.jpg"
+grep -q "^tessera: invert: --quality needs an integer from 1 to 100, got '101'" "$W/err.txt"; ok "--quality's range named" $?
+expect_fail "png level out of range before the command" 2 "$T" --png-level 0 invert "$IMG/page.png" "$W/x.png"
+grep -q "^tessera: --png-level needs an integer from 1 to 9, got '0'" "$W/err.txt"; ok "an option before the command: one prefix" $?
 expect_fail "unknown variant" 2 "$T" box --variant nosuch "$IMG/page.png" "$W/x.png"
 grep -q "^tessera: box: no variant named 'nosuch' (cpu: reference, running" "$W/err.txt"; ok "an unknown variant lists the names there are" $?
 expect_fail "threshold on RGB" 4 "$T" threshold --block 5 --c 1 "$IMG/coffee.png" "$W/x.png"

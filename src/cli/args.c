@@ -35,7 +35,9 @@ int tsr_cli_fail(const char *cmd, tsr_status s)
     const char *m = tsr_last_error();
     size_t n = cmd ? strlen(cmd) : 0;
     if (cmd && !strncmp(m, cmd, n) && m[n] == ':') cmd = NULL;   /* the library named the command already */
-    fprintf(stderr, "tessera: %s%s%s\n", cmd ? cmd : "", cmd ? ": " : "", *m ? m : tsr_status_name(s));
+    /* options before the command parse under the name 'tessera', which then starts the message */
+    fprintf(stderr, "%s%s%s%s\n", !cmd && !strncmp(m, "tessera:", 8) ? "" : "tessera: ", cmd ? cmd : "",
+            cmd ? ": " : "", *m ? m : tsr_status_name(s));
     return tsr_cli_exit_code(s);
 }
 
@@ -205,6 +207,15 @@ tsr_status tsr_cli_parse(const char *cmd, const tsr_param *params, int nparams, 
             common->exec.threads = (int)n;
             continue;
         }
+        if (!strcmp(name, "quality") || !strcmp(name, "png-level")) {
+            const int q = !strcmp(name, "quality"), hi = q ? 100 : 9;
+            long n;
+            TSR_NEED_VALUE();
+            if (!tsr__parse_int(val, &n) || n < 1 || n > hi)
+                return tsr__fail(TSR_E_ARG, "%s: --%s needs an integer from 1 to %d, got '%s'", cmd, name, hi, val);
+            *(q ? &common->quality : &common->png_level) = (int)n;
+            continue;
+        }
         if (!strcmp(name, "time") || !strcmp(name, "quiet")) {
             if (val) return tsr__fail(TSR_E_ARG, "%s: --%s takes no value", cmd, name);
             *(!strcmp(name, "time") ? &common->time : &common->quiet) = 1;
@@ -219,7 +230,8 @@ tsr_status tsr_cli_parse(const char *cmd, const tsr_param *params, int nparams, 
             negated = k < nparams;
         }
         if (k == nparams) {
-            static const char *const common_names[] = {"backend", "variant", "threads", "time", "quiet", "help"};
+            static const char *const common_names[] = {"backend", "variant", "threads", "time",     "quiet",
+                                                       "help",    "quality", "png-level"};
             tsr_cli_near near = {name, NULL, 0};
             for (k = 0; k < (int)(sizeof common_names / sizeof *common_names); k++) tsr_cli_near_add(&near, common_names[k]);
             for (k = 0; k < nparams; k++) tsr_cli_near_add(&near, params[k].name);
@@ -323,6 +335,9 @@ void tsr_cli_print_help(FILE *f, const char *cmd, const char *args, const char *
                "  --threads N               CPU threads (default: all cores, or TSR_THREADS)\n"
                "  --time                    time per stage on stderr\n"
                "  --quiet                   do not report the backend that ran\n"
+               "  --quality N               JPEG output quality, 1 to 100 (default 95)\n"
+               "  --png-level N             PNG output compression, 1 (fastest) to 9 (smallest;\n"
+               "                            default 6); the pixels are the same at every level\n"
                "  -h, --help                this help\n");
 }
 

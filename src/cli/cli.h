@@ -21,6 +21,8 @@ typedef struct tsr_cli_common {
     int time;       /* --time: per-stage times on stderr */
     int quiet;      /* --quiet: no backend line */
     int help;       /* --help was given */
+    int quality;    /* --quality: JPEG outputs' quality 1..100 (0: the library's 95) */
+    int png_level;  /* --png-level: PNG outputs' zlib level 1..9 (0: the library's 6) */
 } tsr_cli_common;
 
 #define TSR_CLI_MAX_POSITIONAL 8

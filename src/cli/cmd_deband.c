@@ -451,7 +451,7 @@ static int tsr__deband_picture(const tsr__deband_cli *o, tsr_cli_common *c, cons
     vi = s ? NULL : tsr_deband_choose(&c->exec, TSR_HOST, img.channels >= 3 ? TSR_CHROMA_444 : TSR_CHROMA_MONO);
     tsr_image_free(&img);
     t2 = tsr_cli_now();
-    if (!s) s = tsr_write(outpath, &res, 0);
+    if (!s) s = tsr_write_ex(outpath, &res, c->quality, c->png_level);
     tsr_image_free(&res);
     if (s) return tsr_cli_fail("deband", s);
     if (vi) tsr__deband_report(c, vi, asked);

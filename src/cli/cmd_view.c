@@ -351,7 +351,7 @@ int tsr__cmd_view(int argc, char **argv, const tsr_cli_common *global)
     }
     if (s) return tsr_cli_fail(strncmp(tsr_last_error(), "view:", 5) ? "view" : NULL, s);
     if (shot_path) {
-        s = tsr_write(shot_path, &shot, 0);
+        s = tsr_write_ex(shot_path, &shot, c.quality, c.png_level);
         tsr_image_free(&shot);
         if (s) return tsr_cli_fail("view", s);
     }

@@ -27,6 +27,8 @@ static void tsr__usage(FILE *f)
                "  --threads N               CPU threads (default: all cores, or TSR_THREADS)\n"
                "  --time                    decode/upload/kernel/download/encode times on stderr\n"
                "  --quiet                   do not report which backend ran\n"
+               "  --quality N               JPEG output quality, 1 to 100 (default 95)\n"
+               "  --png-level N             PNG output compression, 1 (fastest) to 9 (smallest; default 6)\n"
                "  --version                 print the version\n"
                "\nenvironment: TSR_THREADS, TSR_VARIANT_<OP> (e.g. TSR_VARIANT_BOX=reference),\n"
                "  TSR_MAX_PIXELS (largest image accepted, default 1073741824), TSR_LOG=1 (log choices)\n"
@@ -189,7 +191,7 @@ static int tsr__cmd_op(const tsr_op *op, int argc, char **argv, const tsr_cli_co
         struct tsr__sums_text st = {&out};
         s = tsr_cli_write_text(pos[1], tsr__emit_sums, &st);
     } else {
-        s = tsr_write(pos[1], &out, 0);
+        s = tsr_write_ex(pos[1], &out, c.quality, c.png_level);
     }
     t[5] = tsr_cli_now();
     tsr_image_free(&out);
@@ -228,7 +230,8 @@ int main(int argc, char **argv)
             tsr__usage(stdout);
             return 0;
         }
-        if (!strcmp(argv[first], "--backend") || !strcmp(argv[first], "--variant") || !strcmp(argv[first], "--threads"))
+        if (!strcmp(argv[first], "--backend") || !strcmp(argv[first], "--variant") || !strcmp(argv[first], "--threads") ||
+            !strcmp(argv[first], "--quality") || !strcmp(argv[first], "--png-level"))
             take = 2;
         if (first + take > argc) {
             fprintf(stderr, "tessera: option %s needs a value\n", argv[first]);

@@ -16,7 +16,7 @@ static const char *const tsr__pz_methods[] = {"auto", "exact", "greedy", NULL};
 /* zlib level of the PNG images that scramble and solve write: zlib's default (6) took 110-200 ms
  * of a 432-piece solve's 240-400 ms end to end on the 2-core machine (672x504, adaptive filters,
  * libpng on one thread); level 1 takes 15-20 ms there (8 ms with the banded encoder on 2
- * threads), with the same pixels and files 7-16% larger (docs/puzzle.md). */
+ * threads), with the same pixels and files 7-16% larger (docs/puzzle.md). --png-level overrides it. */
 #define TSR_PZ_PNG_LEVEL 1
 
 #define TSR_PZ_P(name, type, help, min, max, def, ch, field) \
@@ -362,7 +362,7 @@ static int tsr__pz_image_cmd(int solve, int argc, char **argv, const tsr_cli_com
     }
     t2 = tsr_cli_now();
     tsr_image_free(&in);
-    if (!s) s = tsr_write_ex(pos[1], &out, 0, TSR_PZ_PNG_LEVEL);
+    if (!s) s = tsr_write_ex(pos[1], &out, c.quality, c.png_level ? c.png_level : TSR_PZ_PNG_LEVEL);
     if (!s) s = tsr__pz_write_json(jpath, &p);
     t3 = tsr_cli_now();
     tsr_image_free(&out);

@@ -133,7 +133,6 @@ __attribute__((target("avx2"))) static size_t tsr__prefix_u32_avx2(const uint32_
     return i;
 }
 
-
 /* The lagged scans for 2, 3 and 4 channels and 16- or 32-bit column sums, hs[0..CN-1] set. */
 #define TSR_PREFIX_LAG_FN(NAME, COL_T, LOAD, CN)                                                  \
     __attribute__((target("avx2"))) static size_t NAME(const COL_T *ext, uint32_t *hs, size_t n, size_t win) \

@@ -393,7 +393,7 @@ __attribute__((target("avx2"))) static int tsr__resize2x2_rgba8_avx2(const uint8
 #define TSR_HAVE_RESIZE_SIMD 1
 #endif
 
-/* 2x2 cells of CN interleaved channels (3 or 4; 1 has its own AVX2 loop), (sum + 2) >> 2 as
+/* 2x2 cells of CN interleaved channels (1, 3 or 4), (sum + 2) >> 2 as
  * tsr__cell_value rounds them, straight from the two source rows, the channel count fixed so
  * that the compiler vectorises the interleaved loads. */
 #define TSR_SHRINK2(NAME, T, CN)                                                                  \
@@ -407,6 +407,7 @@ __attribute__((target("avx2"))) static int tsr__resize2x2_rgba8_avx2(const uint8
                     (T)(((uint32_t)s0[i] + s0[i + (CN)] + s1[i] + s1[i + (CN)] + 2) >> 2);      \
             }                                                                                   \
     }
+TSR_SHRINK2(tsr__shrink2_u8_c1, uint8_t, 1)
 TSR_SHRINK2(tsr__shrink2_u8_c3, uint8_t, 3)
 TSR_SHRINK2(tsr__shrink2_u8_c4, uint8_t, 4)
 TSR_SHRINK2(tsr__shrink2_u16_c1, uint16_t, 1)
@@ -449,34 +450,28 @@ static void tsr__resize_int_rows(void *ctx, int y0, int y1)
     }
     for (int dy = y0; dy < y1; dy++) {
         uint32_t *restrict cs = col, *restrict cl = cell;
-        if (fx == 2 && fy == 2 && cn == 1 && src->depth == TSR_U8) {
-            /* The most common shrink, straight from the two source rows. */
-            const uint8_t *restrict s0 = tsr__row(src, 2 * dy), *restrict s1 = tsr__row(src, 2 * dy + 1);
-            uint8_t *restrict o = tsr__row(j->dst, dy);
-            int d = 0;
-#ifdef TSR_HAVE_RESIZE_SIMD
-            if (__builtin_cpu_supports("avx2")) d = tsr__resize2x2_u8_avx2(s0, s1, o, dw);
-#endif
-            for (; d < dw; d++)
-                o[d] = (uint8_t)((s0[2 * d] + s0[2 * d + 1] + s1[2 * d] + s1[2 * d + 1] + 2) >> 2);
-            continue;
-        }
-        if (fx == 2 && fy == 2 && (cn == 3 || cn == 4 || (cn == 1 && src->depth != TSR_U8))) {
+        if (fx == 2 && fy == 2 && (cn == 1 || cn == 3 || cn == 4)) {
+            /* The most common shrinks, straight from the two source rows ((sum + 2) >> 2; two
+             * channels round otherwise, tsr__cell_value): 8-bit by an AVX2 kernel, then the loop
+             * for the rest of the row. */
             const void *s0 = tsr__row(src, 2 * dy), *s1 = tsr__row(src, 2 * dy + 1);
             void *o = tsr__row(j->dst, dy);
-            if (src->depth == TSR_U8) {   /* RGB or RGBA: the AVX2 kernel, then the loop for the rest */
+            if (src->depth == TSR_U8) {
                 int d = 0;
                 size_t in, on;
 #ifdef TSR_HAVE_RESIZE_SIMD
                 if (__builtin_cpu_supports("avx2"))
-                    d = cn == 3 ? tsr__resize2x2_rgb8_avx2(s0, s1, o, dw) : tsr__resize2x2_rgba8_avx2(s0, s1, o, dw);
+                    d = cn == 1   ? tsr__resize2x2_u8_avx2(s0, s1, o, dw)
+                        : cn == 3 ? tsr__resize2x2_rgb8_avx2(s0, s1, o, dw)
+                                  : tsr__resize2x2_rgba8_avx2(s0, s1, o, dw);
 #endif
                 in = 2 * (size_t)cn * d, on = (size_t)cn * d;
-                (cn == 3 ? tsr__shrink2_u8_c3 : tsr__shrink2_u8_c4)((const uint8_t *)s0 + in, (const uint8_t *)s1 + in,
-                                                                    (uint8_t *)o + on, (size_t)(dw - d));
-            } else if (cn == 1) tsr__shrink2_u16_c1(s0, s1, o, (size_t)dw);
-            else if (cn == 3) tsr__shrink2_u16_c3(s0, s1, o, (size_t)dw);
-            else tsr__shrink2_u16_c4(s0, s1, o, (size_t)dw);
+                (cn == 1 ? tsr__shrink2_u8_c1 : cn == 3 ? tsr__shrink2_u8_c3 : tsr__shrink2_u8_c4)(
+                    (const uint8_t *)s0 + in, (const uint8_t *)s1 + in, (uint8_t *)o + on, (size_t)(dw - d));
+            } else {
+                (cn == 1 ? tsr__shrink2_u16_c1 : cn == 3 ? tsr__shrink2_u16_c3 : tsr__shrink2_u16_c4)(s0, s1, o,
+                                                                                                       (size_t)dw);
+            }
             continue;
         }
         memset(cs, 0, n * sizeof *cs);

@@ -840,7 +840,7 @@ int main(int argc, char **argv)
         if (strips == 9) {   /* box/ring's strip heights (rounded up to whole rings), beside box/reg's and box/wide's defaults */
             sweep_strips("reg", "TSR_CUDA_REG_STRIP", NULL, {1, 2, 3}, {}, &g);
             sweep_strips("wide", "TSR_CUDA_WIDE_STRIP", NULL, {3, 4, 5, 6, 7}, {}, &g);
-            sweep_strips("ring", "TSR_CUDA_RING_STRIP", NULL, {1, 2, 3, 4, 5, 6, 7}, {1, 20}, &g);
+            sweep_strips("ring", "TSR_CUDA_RING_STRIP", NULL, {1, 2, 3, 4, 5, 6, 7}, {1, 8, 15, 22, 29, 43}, &g);
         }
         if (strips == 10)   /* box/stream's strip heights */
             sweep_strips("stream", "TSR_CUDA_STREAM_STRIP", NULL, {3, 4, 6, 8, 12, 16, 17, 20, 24, 28, 32}, {8, 12, 16, 24, 32, 48}, &g);

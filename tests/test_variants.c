@@ -233,7 +233,8 @@ TEST(test_variants_box_gray8_small)
  * image (TSR_CUDA_RING_STRIP): strip starts and ends against the image's top and bottom and the
  * last strip's partial ring, every radius pair the kernel takes (up to 3, and the squares up to
  * 12: packed horizontal sums up to 7, 32-bit ones beyond), every border; with strips of 15 and
- * every row also the deep rings that ry = 2 takes on large images (TSR_CUDA_RING_DEEP_MPIX=0).
+ * every row also the deep rings that ry = 2 (and box's ry = 3 and 4) take on large images
+ * (TSR_CUDA_RING_DEEP_MPIX=0).
  * box/stream and threshold/stream (squares 3 to 32, blocks 7 to 65: one halo lane up to radius
  * 16, two beyond) with strips of 1, 15 and every row (TSR_CUDA_STREAM_STRIP). With strips of 15
  * the ring's interior strips step their row pointers at every ry (TSR_CUDA_RING_INTERIOR_RY) and

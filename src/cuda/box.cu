@@ -1126,6 +1126,12 @@ struct tsr__reg_geom {
     int ahead;          /* box/ring: rows queued ahead, which picks its kernel (tsr__rn_ahead_for); host only */
     int interior;       /* box/ring, box/stream: the largest ry whose interior strips step row pointers */
     int ldg_start;      /* box/stream: interior strips sum their first window by plain loads (tsr__rs_strip) */
+    /* Packed means with the rounding folded in (tsr__rg_row, FOLD): the high mean's 64-bit addend
+     * half2 M (masked windows: (half << 16) M) and the low mean's multiplier 2^16. They come from
+     * the host so that the compiler cannot regroup them: given half2 M it multiplied out
+     * (s + half2) M with a 64-bit add and carries, and the shift by 2^16 became an integer-pipe LEA. */
+    unsigned long long pk_hi_add;
+    unsigned pk_shift;
 };
 
 /* This lane's 16 source bytes of row y (unmapped: the row border applies here) with one 16-byte
@@ -1159,6 +1165,9 @@ __device__ __forceinline__ uint4 tsr__rg_load(const tsr__box_args &a, int y, int
 #endif
 #ifndef TSR_RG_SUMCMP
 #define TSR_RG_SUMCMP 1   /* measurement knob: 0 divides first for every threshold window */
+#endif
+#ifndef TSR_RG_PK_FOLD
+#define TSR_RG_PK_FOLD 1   /* measurement knob: 0 adds the rounding half to every packed window sum */
 #endif
 #ifndef TSR_RG_PK_MASKED
 #define TSR_RG_PK_MASKED TSR_RG_PK   /* measurement knob: 0 leaves 15x15 unpacked */
@@ -1278,8 +1287,17 @@ __device__ __forceinline__ void tsr__rg_row(const tsr__box_args &a, const tsr__r
     /* pair(j): the column sums of lane offsets j and j + 1 as a packed pair, from P directly
      * (even j) or from the high half of one pair and the low half of the next (odd j). */
 #define TSR__RG_PAIR(j) (((j) & 1) == 0 ? P[NP + (j) / 2] : __byte_perm(P[NP + ((j) - 1) / 2], P[NP + ((j) - 1) / 2 + 1], 0x5432))
-    enum { SUMCMP = THRESH && tsr__rg_sumcmp(RX, RY) };
-    const unsigned base = SUMCMP ? g.tbase2 : g.half2;
+    enum { SUMCMP = THRESH && tsr__rg_sumcmp(RX, RY), PK = tsr__rg_pk_exact(RX, RY) || tsr__rg_pk_masked(RX, RY),
+           FOLD = !SUMCMP && PK && TSR_RG_PK_FOLD };
+    enum : unsigned { PKM = tsr__rg_pk_magic(RX, RY) };
+    /* FOLD: the rounding half joins the multiplies instead of every window sum: the low mean's
+     * (s << 16) + (half << 16) is one multiply-add (no carry passes bit 32 that matters: the low
+     * half plus half stays below 2^16), and the high mean is the top word of the 64-bit
+     * s M + half2 M (one wide multiply-add; masked: (s & 0xffff0000) M + (half << 16) M), which
+     * equal umulhi((s + half2) << 16, M) and umulhi(s + half2, M) exactly. The sum of the three
+     * pairs is then one 3-input add; one add fewer per pair of pixels. */
+    const unsigned base = SUMCMP ? g.tbase2 : FOLD ? 0u : g.half2;
+    const unsigned lo_add = g.half2 << 16;
     const unsigned sw[4] = {sv.x, sv.y, sv.z, sv.w};
     unsigned m[16], s = base;
 #pragma unroll
@@ -1297,7 +1315,10 @@ __device__ __forceinline__ void tsr__rg_row(const tsr__box_args &a, const tsr__r
         }
         if constexpr (SUMCMP) {   /* z = base + W - s A per half: the outcome in bit 15 */
             m[k] = s + __byte_perm(sw[k >> 1], 0, k & 1 ? 0x4342 : 0x4140) * (unsigned)-(int)tsr__rg_area(RX, RY);
-        } else if constexpr (tsr__rg_pk_exact(RX, RY) || tsr__rg_pk_masked(RX, RY)) {
+        } else if constexpr (FOLD) {
+            m[2 * k] = __umulhi(tsr__mad_lo(s, g.pk_shift, lo_add), PKM);
+            m[2 * k + 1] = tsr__mad_wide_hi(tsr__rg_pk_masked(RX, RY) ? s & 0xffff0000u : s, PKM, g.pk_hi_add);
+        } else if constexpr (PK) {
             m[2 * k] = __umulhi(s << 16, tsr__rg_pk_magic(RX, RY));
             m[2 * k + 1] = __umulhi(tsr__rg_pk_masked(RX, RY) ? s & 0xffff0000u : s, tsr__rg_pk_magic(RX, RY));
         } else {
@@ -1311,7 +1332,7 @@ __device__ __forceinline__ void tsr__rg_row(const tsr__box_args &a, const tsr__r
         *(uint4 *)drow = make_uint4((tsr__prmt_sign(m[0], m[1], 0xfdb9) ^ flip) & mv, (tsr__prmt_sign(m[2], m[3], 0xfdb9) ^ flip) & mv,
                                     (tsr__prmt_sign(m[4], m[5], 0xfdb9) ^ flip) & mv, (tsr__prmt_sign(m[6], m[7], 0xfdb9) ^ flip) & mv);
     } else {
-        *(uint4 *)drow = tsr__rg_pack16<THRESH, tsr__rg_pk_exact(RX, RY) || tsr__rg_pk_masked(RX, RY) ? 1 : 0>(a, m, sv);
+        *(uint4 *)drow = tsr__rg_pack16<THRESH, PK ? 1 : 0>(a, m, sv);
     }
 }
 
@@ -1521,6 +1542,9 @@ __global__ void __launch_bounds__(TSR_RG_WARPS * 32, TSR_RG_MINB) tsr__box_reg_k
 #ifndef TSR_RN_MINB
 #define TSR_RN_MINB 8   /* blocks per SM the registers must allow: 64 (measurement knob) */
 #endif
+#ifndef TSR_RN_WARPS
+#define TSR_RN_WARPS 4   /* warps (segments) per box/ring block (measurement knob: 1, 2 or 4) */
+#endif
 #ifndef TSR_RN_MINB_WIDE
 #define TSR_RN_MINB_WIDE 6   /* the same from ry = 4, whose rings (13 to 17 slots) fit 6 to 8 blocks */
 #endif
@@ -1547,7 +1571,8 @@ __host__ __device__ constexpr int tsr__rn_ahead(int ry, int thresh = 0)
  * 44.4 / 43.3 against 46.8 / 44.8; 6144x6144 29.6 / 28.0 against 30.1 / 28.6; 5760x4320 20.2 /
  * 19.6 against 20.7 / 19.9; but 3840x2160 10.5 / 10.0 against 10.1 / 9.4 (fewer, longer strips
  * leave its multiprocessors short of blocks). So from 20 Mpixels, between the two sizes
- * measured (docs/perf-notes.md). */
+ * measured (docs/perf-notes.md). Box (not threshold) takes it at ry = 3 and 4 too
+ * (tsr__rn_ahead_for). */
 enum { TSR_RN_AHEAD_DEEP = 6 };
 #ifndef TSR_RN_DEEP_MPIX
 #define TSR_RN_DEEP_MPIX 20   /* Mpixels from which ry = 2 takes the deep ring (TSR_CUDA_RING_DEEP_MPIX overrides) */
@@ -1654,15 +1679,17 @@ __device__ __forceinline__ void tsr__rn_strips(const tsr__box_args &a, const tsr
  * 48 KiB of static shared memory and are allocated dynamically (opt-in). */
 __host__ __device__ constexpr size_t tsr__rn_bytes(int ry, int ahead)
 {
-    return (size_t)(2 * ry + 1 + ahead) * 32 * TSR_RG_WARPS * sizeof(uint4);
+    return (size_t)(2 * ry + 1 + ahead) * 32 * TSR_RN_WARPS * sizeof(uint4);
 }
 __host__ __device__ constexpr size_t tsr__rn_bytes(int ry) { return tsr__rn_bytes(ry, tsr__rn_ahead(ry)); }
 __host__ __device__ constexpr bool tsr__rn_dynamic(int ry, int ahead) { return tsr__rn_bytes(ry, ahead) > 48 * 1024; }
+__host__ __device__ constexpr int tsr__rn_minb_nw(int b) { return b > 32 ? 32 : b; }   /* resident blocks: at most 32 */
 /* Blocks per SM the registers must allow: 8 at ry <= 3, 6 to 7; from 8 as many as the rings
  * leave room for (3 to 5), so that the wider windows' 32-bit sums may take the registers. */
 __host__ __device__ constexpr int tsr__rn_minb(int ry)
 {
-    return ry <= 3 ? TSR_RN_MINB : ry <= TSR_RN_RMAX_PACKED ? TSR_RN_MINB_WIDE : (int)((227 * 1024) / tsr__rn_bytes(ry));
+    return tsr__rn_minb_nw(ry <= 3 ? TSR_RN_MINB * 4 / TSR_RN_WARPS
+                           : ry <= TSR_RN_RMAX_PACKED ? TSR_RN_MINB_WIDE * 4 / TSR_RN_WARPS : (int)((227 * 1024) / tsr__rn_bytes(ry)));
 }
 extern __shared__ uint4 tsr__rn_dyn[];
 
@@ -1681,19 +1708,19 @@ __device__ __forceinline__ bool tsr__rn_edge_blocks(const tsr__box_args &a, cons
  * lane, warp, the warp's segment (the warp leaves when it has none), the lane's first column xc
  * and whether it stores (lanes HL..31 - HL, the others being the halo, left of xend). A segment
  * writes 32 - 2 HL lanes of 16 columns. */
-#define TSR__RN_PLACE_HL(g, HL)                                                                          \
+#define TSR__RN_PLACE_HL(g, HL, NW)                                                                      \
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;                                          \
-    const int seg = blockIdx.x * TSR_RG_WARPS + warp;                                                    \
+    const int seg = blockIdx.x * (NW) + warp;                                                            \
     if (seg >= (g).nseg) return;                                                                         \
     const int xc = seg * (32 - 2 * (HL)) * TSR_RG_CPT + TSR_RG_CPT * lane;                              \
     const int out = lane >= (HL) && lane < 32 - (HL) && xc < (g).xend
-#define TSR__RN_PLACE(g) TSR__RN_PLACE_HL(g, 1)
+#define TSR__RN_PLACE(g) TSR__RN_PLACE_HL(g, 1, TSR_RN_WARPS)
 
 template <int THRESH, int RX, int RY, int AHEAD>
-__global__ void __launch_bounds__(TSR_RG_WARPS * 32, tsr__rn_minb(RY)) tsr__box_ring_kernel(tsr__box_args a, tsr__reg_geom g)
+__global__ void __launch_bounds__(TSR_RN_WARPS * 32, tsr__rn_minb(RY)) tsr__box_ring_kernel(tsr__box_args a, tsr__reg_geom g)
 {
     enum { NS = 2 * RY + 1 + AHEAD };
-    __shared__ uint4 ring_static[tsr__rn_dynamic(RY, AHEAD) ? 1 : TSR_RG_WARPS * NS * 32];
+    __shared__ uint4 ring_static[tsr__rn_dynamic(RY, AHEAD) ? 1 : TSR_RN_WARPS * NS * 32];
     uint4 *const ring = tsr__rn_dynamic(RY, AHEAD) ? tsr__rn_dyn : ring_static;
     static_assert(tsr__rn_bytes(RY, AHEAD) >= tsr__rg_edge_bytes(RX, RY), "the edge columns' staging fits in the ring");
     if (tsr__rn_edge_blocks<RX, RY>(a, g, (unsigned char *)ring)) return;
@@ -1713,12 +1740,22 @@ static tsr_status tsr__rn_launch(const tsr__box_args &a, const tsr__reg_geom &g,
 }
 
 /* Rows a ring launch queues ahead for these arguments: the rule, or the deep ring's at ry = 2 on
- * images of TSR_RN_DEEP_MPIX Mpixels or more (TSR_CUDA_RING_DEEP_MPIX overrides; 0: always). */
+ * images of TSR_RN_DEEP_MPIX Mpixels or more, and for box (not threshold) at ry = 3 and 4 from
+ * TSR_RN_DEEP34_MPIX (TSR_CUDA_RING_DEEP_MPIX overrides both; 0: always). H200, thirty-first
+ * session, box r = 3 / 4, deep against the rule's 2 rows ahead, us: 8192x8192 46.4-47.0 / 46.9-47.1
+ * against 49.2-49.4 / 50.5-50.8; 6144x6144 31.6 / 32.3 against 31.9-32.3 / 32.8-32.9; 5120x5120
+ * 24.1-24.7 / 24.1-24.4 against 24.0-24.1 / 23.9; 4096x4096 19.1 / 19.0-19.5 against 17.6-17.7 /
+ * 18.0-18.4; threshold blocks 7 and 9 level or slower at every size (docs/perf-notes.md). */
+#ifndef TSR_RN_DEEP34_MPIX
+#define TSR_RN_DEEP34_MPIX 32   /* Mpixels from which box ry = 3 and 4 take the deep ring */
+#endif
 static int tsr__rn_ahead_for(const tsr__box_args &a)
 {
-    if (a.ry != 2 || TSR_RN_AHEAD) return tsr__rn_ahead(a.ry, a.thresh);
-    const long long from = (long long)tsr__env_int("TSR_CUDA_RING_DEEP_MPIX", TSR_RN_DEEP_MPIX) << 20;
-    return (long long)a.w * a.h >= from ? (int)TSR_RN_AHEAD_DEEP : tsr__rn_ahead(2);
+    const int deep_ry = a.ry == 2 || (!a.thresh && (a.ry == 3 || (a.ry == 4 && a.rx == 4)));
+    if (!deep_ry || TSR_RN_AHEAD) return tsr__rn_ahead(a.ry, a.thresh);
+    const long long from = (long long)tsr__env_int("TSR_CUDA_RING_DEEP_MPIX", a.ry == 2 ? TSR_RN_DEEP_MPIX : TSR_RN_DEEP34_MPIX)
+                           << 20;
+    return (long long)a.w * a.h >= from ? (int)TSR_RN_AHEAD_DEEP : tsr__rn_ahead(a.ry, a.thresh);
 }
 
 /* ---------------------------------------------------------------------- stream */
@@ -1858,7 +1895,7 @@ __global__ void __launch_bounds__(TSR_RG_WARPS * 32, TSR_RN_MINB_WIDE) tsr__box_
     __shared__ uint4 ring[TSR_RG_WARPS * 3 * TSR_RS_D * 32];
     static_assert(sizeof(ring) >= tsr__rg_edge_bytes(RX, RY, HL), "the edge columns' staging fits in the ring");
     if (tsr__rn_edge_blocks<RX, RY, HL>(a, g, (unsigned char *)ring)) return;
-    TSR__RN_PLACE_HL(g, HL);
+    TSR__RN_PLACE_HL(g, HL, TSR_RG_WARPS);
     uint4 *const lr = ring + warp * 3 * TSR_RS_D * 32 + lane;
     const int load = xc < g.xend + HL * TSR_RG_CPT;   /* the right halo's lanes still load */
     for (int strip = blockIdx.y; strip < g.nstrips; strip += gridDim.y) {
@@ -1956,6 +1993,10 @@ static int tsr__box_reg_plan(const tsr__box_args &a, int depth, const tsr_image 
         g->tbase2 = tbase >= 0 && tbase <= 0xffff ? (unsigned)tbase * 0x10001u : 0u;   /* used for area <= 64 only */
     }
     g->magic = magic;
+    g->pk_shift = 65536u;
+    g->pk_hi_add = a.rx <= TSR_RN_RMAX_PACKED && a.ry <= TSR_RN_RMAX_PACKED && (tsr__rg_pk_exact(a.rx, a.ry) || tsr__rg_pk_masked(a.rx, a.ry))
+                       ? (unsigned long long)(tsr__rg_pk_masked(a.rx, a.ry) ? g->half2 & 0xffff0000u : g->half2) * tsr__rg_pk_magic(a.rx, a.ry)
+                       : 0;
     return 1;
 }
 
@@ -1976,9 +2017,10 @@ static tsr_status tsr__box_reg_run(const tsr__box_args &a, const tsr_image *src,
         return tsr__fail(TSR_E_UNSUPPORTED, "%s: only 8-bit one-channel images with radii up to %d (%d for threshold)", what,
                          TSR_RG_RMAX, TSR_RG_RMAX_THRESH);
     }
-    dim3 grid(tsr__div_up((unsigned)g.nseg, TSR_RG_WARPS) + 1,   /* + the edge columns' blocks */
+    const unsigned nw = ring == 1 ? TSR_RN_WARPS : TSR_RG_WARPS;
+    dim3 grid(tsr__div_up((unsigned)g.nseg, nw) + 1,   /* + the edge columns' blocks */
               (unsigned)(g.nstrips < TSR_CU_MAX_GRID_Y ? g.nstrips : TSR_CU_MAX_GRID_Y));
-    unsigned nt = TSR_RG_WARPS * 32;
+    unsigned nt = nw * 32;
     if (ring == 2) {
 #define TSR__RS_LAUNCH(R)                                                                                \
     case R:                                                                                              \
@@ -2018,12 +2060,18 @@ static tsr_status tsr__box_reg_run(const tsr__box_args &a, const tsr_image *src,
                 if (g.ahead == TSR_RN_AHEAD_DEEP) TSR__RN_LAUNCH_AHEAD(RX, 2, TSR_RN_AHEAD_DEEP);            \
                 else TSR__RN_LAUNCH(RX, 2);                                                              \
                 break;                                                                                   \
-            default: TSR__RN_LAUNCH(RX, 3); break;                                                       \
+            default:   /* threshold never takes the deep ring at ry = 3 (tsr__rn_ahead_for) */             \
+                if (g.ahead == TSR_RN_AHEAD_DEEP) TSR__RN_LAUNCH2(RX, 3, tsr__rn_ahead(3, 1), TSR_RN_AHEAD_DEEP); \
+                else TSR__RN_LAUNCH(RX, 3);                                                              \
+                break;                                                                                   \
         }                                                                                                \
         break
         switch (a.rx) {
             TSR__RN_ROW(0); TSR__RN_ROW(1); TSR__RN_ROW(2); TSR__RN_ROW(3);
-            case 4: TSR__RN_LAUNCH(4, 4); break;   /* square windows only from radius 4 */
+            case 4:   /* square windows only from radius 4 */
+                if (g.ahead == TSR_RN_AHEAD_DEEP) TSR__RN_LAUNCH2(4, 4, tsr__rn_ahead(4, 1), TSR_RN_AHEAD_DEEP);
+                else TSR__RN_LAUNCH(4, 4);
+                break;
             case 5: TSR__RN_LAUNCH(5, 5); break;
             case 6: TSR__RN_LAUNCH(6, 6); break;
             case 7: TSR__RN_LAUNCH(7, 7); break;

@@ -175,9 +175,30 @@ __device__ __forceinline__ unsigned tsr__prmt_sign(unsigned a, unsigned b, unsig
     return r;
 }
 
+/* a b + c modulo 2^32, and the top word of the 64-bit a b + c, as written: in plain C the compiler
+ * regroups s M + half M into (s + half) M with a 64-bit add and carries, or the shifted sum into
+ * a funnel shift and masks on the integer ALU pipe, which these multiply-adds are meant to spare. */
+__device__ __forceinline__ unsigned tsr__mad_lo(unsigned a, unsigned b, unsigned c)
+{
+    unsigned r;
+    asm("mad.lo.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
+    return r;
+}
+__device__ __forceinline__ unsigned tsr__mad_wide_hi(unsigned a, unsigned b, unsigned long long c)
+{
+    return (unsigned)(((unsigned long long)a * b + c) >> 32);
+}
+
 /* The 16 output bytes of a lane from its 16 means m (8-bit gray box/reg and box/wide): the means
- * themselves, or for threshold OpenCV's test of the source bytes sv against them; packed with
- * three byte permutes per 4 bytes for one 16-byte store. */
+ * themselves, or for threshold OpenCV's test of the source bytes sv against them; packed for one
+ * 16-byte store. Box means: each m[j] is below 2^16, so m[2i] + (m[2i + 1] << 16) is one multiply-
+ * add with no carry between the halves, and one byte permute takes the two means of each half
+ * (TSR_RG_PACK_IMAD); three byte permutes per 4 bytes otherwise. The permutes run on the integer
+ * ALU pipe, which box/ring's rows keep busiest (16 lanes a sub-partition: 2 cycles a warp
+ * instruction), the multiply-adds on the FMA pipe beside it. */
+#ifndef TSR_RG_PACK_IMAD
+#define TSR_RG_PACK_IMAD 1   /* measurement knob: 0 three permutes; 1 multiply-adds where MB = 1; 2 for every MB */
+#endif
 template <int THRESH, int MB = 0>   /* MB: the byte of m[j] that holds the mean (0 or 1, the rest below 2^(8 MB + 8)) */
 __device__ __forceinline__ uint4 tsr__rg_pack16(const tsr__box_args &a, unsigned m[16], uint4 sv)
 {
@@ -207,8 +228,11 @@ __device__ __forceinline__ uint4 tsr__rg_pack16(const tsr__box_args &a, unsigned
     } else {
 #pragma unroll
         for (int q = 0; q < 4; q++)
-            o[q] = __byte_perm(__byte_perm(m[4 * q], m[4 * q + 1], MB ? 0x0051 : 0x0040),
-                               __byte_perm(m[4 * q + 2], m[4 * q + 3], MB ? 0x0051 : 0x0040), 0x5410);
+            o[q] = TSR_RG_PACK_IMAD > 1 - MB
+                       ? __byte_perm(tsr__mad_lo(m[4 * q + 1], 65536u, m[4 * q]), tsr__mad_lo(m[4 * q + 3], 65536u, m[4 * q + 2]),
+                                     MB ? 0x7531 : 0x6420)
+                       : __byte_perm(__byte_perm(m[4 * q], m[4 * q + 1], MB ? 0x0051 : 0x0040),
+                                     __byte_perm(m[4 * q + 2], m[4 * q + 3], MB ? 0x0051 : 0x0040), 0x5410);
         return make_uint4(o[0], o[1], o[2], o[3]);
     }
 }

@@ -124,6 +124,86 @@ __attribute__((target("avx2"))) static int tsr__gray_rgba8_simd(const uint8_t *s
     }
     return x;
 }
+
+/* 16-bit samples: pmaddwd multiplies signed 16-bit lanes, so each sample is offset by -2^15 (its
+ * top bit flipped) and the offsets' share, 2^15 (wr + wg + wb), goes back in with the rounding:
+ * the weighted sum r wr + g wg + b wb + 2^13 is exact in 32 bits (below 2^30), and so is each
+ * partial sum of offset samples. */
+#define TSR_GRAY16_BIAS ((1 << 15) * (TSR_GRAY_R + TSR_GRAY_G + TSR_GRAY_B) + (1 << (TSR_GRAY_SHIFT - 1)))
+
+/* 16-bit RGB to gray, 16 pixels a step (8 per 128-bit half): byte shuffles gather R, G and B
+ * as in the 8-bit kernel, then (R, G) and (B, 0) pairs go through pmaddwd, and packus_epi32
+ * packs the 32-bit results back. Returns the number of pixels done (a multiple of 16). */
+__attribute__((target("avx2"))) static int tsr__gray_rgb16_simd(const uint16_t *s, uint16_t *d, int w)
+{
+#define TSR_M(...) _mm256_setr_epi8(__VA_ARGS__, __VA_ARGS__)
+#define Z -1, -1
+    /* samples of the chunks a (0-7), b (8-15), c (16-23): R at 0 3 6 | 9 12 15 | 18 21 */
+    const __m256i mr0 = TSR_M(0, 1, 6, 7, 12, 13, Z, Z, Z, Z, Z);
+    const __m256i mr1 = TSR_M(Z, Z, Z, 2, 3, 8, 9, 14, 15, Z, Z);
+    const __m256i mr2 = TSR_M(Z, Z, Z, Z, Z, Z, 4, 5, 10, 11);
+    /* G at 1 4 7 | 10 13 | 16 19 22 */
+    const __m256i mg0 = TSR_M(2, 3, 8, 9, 14, 15, Z, Z, Z, Z, Z);
+    const __m256i mg1 = TSR_M(Z, Z, Z, 4, 5, 10, 11, Z, Z, Z);
+    const __m256i mg2 = TSR_M(Z, Z, Z, Z, Z, 0, 1, 6, 7, 12, 13);
+    /* B at 2 5 | 8 11 14 | 17 20 23 */
+    const __m256i mb0 = TSR_M(4, 5, 10, 11, Z, Z, Z, Z, Z, Z);
+    const __m256i mb1 = TSR_M(Z, Z, 0, 1, 6, 7, 12, 13, Z, Z, Z);
+    const __m256i mb2 = TSR_M(Z, Z, Z, Z, Z, 2, 3, 8, 9, 14, 15);
+#undef Z
+#undef TSR_M
+    const __m256i wrg = _mm256_set1_epi32(TSR_GRAY_R | (TSR_GRAY_G << 16)), wb = _mm256_set1_epi32(TSR_GRAY_B);
+    const __m256i flip = _mm256_set1_epi16((short)0x8000), bias = _mm256_set1_epi32(TSR_GRAY16_BIAS);
+    const __m256i zero = _mm256_setzero_si256();
+    int x = 0;
+    for (; x + 16 <= w; x += 16) {
+        const uint8_t *p = (const uint8_t *)(s + 3 * (size_t)x);
+        const __m256i a = tsr__load2(p, p + 48), b = tsr__load2(p + 16, p + 64), c = tsr__load2(p + 32, p + 80);
+        const __m256i r = _mm256_xor_si256(
+            _mm256_or_si256(_mm256_or_si256(_mm256_shuffle_epi8(a, mr0), _mm256_shuffle_epi8(b, mr1)), _mm256_shuffle_epi8(c, mr2)),
+            flip);
+        const __m256i g = _mm256_xor_si256(
+            _mm256_or_si256(_mm256_or_si256(_mm256_shuffle_epi8(a, mg0), _mm256_shuffle_epi8(b, mg1)), _mm256_shuffle_epi8(c, mg2)),
+            flip);
+        const __m256i bl = _mm256_xor_si256(
+            _mm256_or_si256(_mm256_or_si256(_mm256_shuffle_epi8(a, mb0), _mm256_shuffle_epi8(b, mb1)), _mm256_shuffle_epi8(c, mb2)),
+            flip);
+        const __m256i lo = _mm256_add_epi32(_mm256_add_epi32(_mm256_madd_epi16(_mm256_unpacklo_epi16(r, g), wrg),
+                                                             _mm256_madd_epi16(_mm256_unpacklo_epi16(bl, zero), wb)),
+                                            bias);
+        const __m256i hi = _mm256_add_epi32(_mm256_add_epi32(_mm256_madd_epi16(_mm256_unpackhi_epi16(r, g), wrg),
+                                                             _mm256_madd_epi16(_mm256_unpackhi_epi16(bl, zero), wb)),
+                                            bias);
+        /* each half: pixels 0-3 in lo, 4-7 in hi, so packus puts them back in order */
+        _mm256_storeu_si256((__m256i *)(d + x),
+                            _mm256_packus_epi32(_mm256_srli_epi32(lo, TSR_GRAY_SHIFT), _mm256_srli_epi32(hi, TSR_GRAY_SHIFT)));
+    }
+    return x;
+}
+
+/* 16-bit RGBA to gray, 16 pixels a step: one pmaddwd per 4 pixels gives R wr + G wg and B wb
+ * (A's weight 0) in neighbouring 32-bit lanes, hadd adds them, packus_epi32 packs, and a final
+ * permute undoes the 128-bit interleave of hadd and packus. Returns the number of pixels done. */
+__attribute__((target("avx2"))) static int tsr__gray_rgba16_simd(const uint16_t *s, uint16_t *d, int w)
+{
+    const __m256i wts = _mm256_set1_epi64x((long long)((unsigned)TSR_GRAY_R | ((unsigned)TSR_GRAY_G << 16)) |
+                                           ((long long)TSR_GRAY_B << 32));
+    const __m256i flip = _mm256_set1_epi16((short)0x8000), bias = _mm256_set1_epi32(TSR_GRAY16_BIAS);
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    int x = 0;
+    for (; x + 16 <= w; x += 16) {
+        __m256i m[4];
+        for (int k = 0; k < 4; k++)   /* pixels 4k .. 4k + 3: (rg, ba) of 4k, 4k + 1 | of 4k + 2, 4k + 3 */
+            m[k] = _mm256_madd_epi16(
+                _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(s + 4 * (size_t)x + 16 * k)), flip), wts);
+        /* hadd: 0 1 4 5 | 2 3 6 7 and 8 9 12 13 | 10 11 14 15 */
+        const __m256i v0 = _mm256_srli_epi32(_mm256_add_epi32(_mm256_hadd_epi32(m[0], m[1]), bias), TSR_GRAY_SHIFT);
+        const __m256i v1 = _mm256_srli_epi32(_mm256_add_epi32(_mm256_hadd_epi32(m[2], m[3]), bias), TSR_GRAY_SHIFT);
+        /* packus: pairs (0 1) (4 5) (8 9) (12 13) | (2 3) (6 7) (10 11) (14 15) */
+        _mm256_storeu_si256((__m256i *)(d + x), _mm256_permutevar8x32_epi32(_mm256_packus_epi32(v0, v1), order));
+    }
+    return x;
+}
 #define TSR_HAVE_GRAY_SIMD 1
 #endif
 
@@ -133,7 +213,7 @@ static void tsr__gray_rows(void *ctx, int y0, int y1)
     const struct tsr__gray_job *j = ctx;
     int w = j->src->width;
 #ifdef TSR_HAVE_GRAY_SIMD
-    int simd = j->src->depth == TSR_U8 && __builtin_cpu_supports("avx2");
+    int simd = __builtin_cpu_supports("avx2");
 #endif
     for (int y = y0; y < y1; y++) {
         if (j->src->depth == TSR_U8) {
@@ -150,6 +230,16 @@ static void tsr__gray_rows(void *ctx, int y0, int y1)
             if (j->src->channels == 3) TSR_GRAY_ROW(uint8_t, 3);
             else TSR_GRAY_ROW(uint8_t, 4);
         } else {
+#ifdef TSR_HAVE_GRAY_SIMD
+            if (simd) {
+                const uint16_t *s = tsr__row(j->src, y);
+                uint16_t *d = tsr__row(j->dst, y);
+                const int cn = j->src->channels;
+                for (int x = cn == 3 ? tsr__gray_rgb16_simd(s, d, w) : tsr__gray_rgba16_simd(s, d, w); x < w; x++)
+                    d[x] = (uint16_t)tsr__gray_px(s[cn * x], s[cn * x + 1], s[cn * x + 2]);
+                continue;
+            }
+#endif
             if (j->src->channels == 3) TSR_GRAY_ROW(uint16_t, 3);
             else TSR_GRAY_ROW(uint16_t, 4);
         }

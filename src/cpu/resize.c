@@ -390,6 +390,78 @@ __attribute__((target("avx2"))) static int tsr__resize2x2_rgba8_avx2(const uint8
     }
     return d;
 }
+
+/* 2x2 cells of 16-bit RGBA, 4 output pixels a step: 32-bit lanes (four samples and the rounding
+ * pass 2^16), the unpacks of each 128-bit half putting pixel 2i in the low and 2i + 1 in the high
+ * unpack, so the four unpacks of the two rows add up to whole cells; (sum + 2) >> 2, packus_epi32,
+ * and a permute puts the halves' outputs 0 2 | 1 3 in order. Returns the number of output pixels. */
+__attribute__((target("avx2"))) static int tsr__resize2x2_rgba16_avx2(const uint16_t *s0, const uint16_t *s1,
+                                                                     uint16_t *o, int dw)
+{
+    const __m256i z = _mm256_setzero_si256(), two = _mm256_set1_epi32(2);
+    int d = 0;
+    for (; d + 4 <= dw; d += 4) {
+        __m256i q[2];
+        for (int k = 0; k < 2; k++) {   /* source pixels 4k .. 4k + 3 of this step: outputs 2k, 2k + 1 */
+            const __m256i a = _mm256_loadu_si256((const __m256i *)(s0 + 8 * (size_t)d + 16 * k)),
+                          b = _mm256_loadu_si256((const __m256i *)(s1 + 8 * (size_t)d + 16 * k));
+            const __m256i sum = _mm256_add_epi32(_mm256_add_epi32(_mm256_unpacklo_epi16(a, z), _mm256_unpackhi_epi16(a, z)),
+                                                 _mm256_add_epi32(_mm256_unpacklo_epi16(b, z), _mm256_unpackhi_epi16(b, z)));
+            q[k] = _mm256_srli_epi32(_mm256_add_epi32(sum, two), 2);   /* output 2k | 2k + 1 */
+        }
+        _mm256_storeu_si256((__m256i *)(o + 4 * (size_t)d), _mm256_permute4x64_epi64(_mm256_packus_epi32(q[0], q[1]), 0xD8));
+    }
+    return d;
+}
+
+/* 2x2 cells of 16-bit RGB, 8 output pixels a step (4 per 128-bit half, from 8 source pixels of
+ * each row): the two rows' sums in 32-bit lanes, each sample plus the one 3 lanes on (the same
+ * channel of the next pixel, by alignr across neighbouring vectors), (sum + 2) >> 2, packed to
+ * 16 bits, and the 12 samples at the pairs' first pixels (j mod 6 < 3) gathered by byte
+ * shuffles, 24 bytes a half. Returns the number of output pixels done. */
+__attribute__((target("avx2"))) static int tsr__resize2x2_rgb16_avx2(const uint16_t *s0, const uint16_t *s1,
+                                                                    uint16_t *o, int dw)
+{
+#define TSR_M(...) _mm256_setr_epi8(__VA_ARGS__, __VA_ARGS__)
+#define Z -128, -128
+    /* packed samples 0-7 (q0), 8-15 (q1), 16-23 (q2) of a half; outputs are samples 0 1 2 6 7 8
+     * 12 13 | 14 18 19 20 */
+    const __m256i m00 = TSR_M(0, 1, 2, 3, 4, 5, 12, 13, 14, 15, Z, Z, Z);
+    const __m256i m10 = TSR_M(Z, Z, Z, Z, Z, 0, 1, 8, 9, 10, 11);
+    const __m256i m11 = TSR_M(12, 13, Z, Z, Z, Z, Z, Z, Z);
+    const __m256i m21 = TSR_M(Z, 4, 5, 6, 7, 8, 9, Z, Z, Z, Z);
+#undef Z
+#undef TSR_M
+    const __m256i z = _mm256_setzero_si256(), two = _mm256_set1_epi32(2);
+    int d = 0;
+    /* 16 source pixels (96 bytes) a row per step, 8 to each half */
+    for (; d + 8 <= dw; d += 8) {
+        const uint8_t *p0 = (const uint8_t *)(s0 + 6 * (size_t)d), *p1 = (const uint8_t *)(s1 + 6 * (size_t)d);
+        __m256i v[7];
+        for (int k = 0; k < 3; k++) {
+            const __m256i a = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(p0 + 16 * k))),
+                                                      _mm_loadu_si128((const __m128i *)(p0 + 48 + 16 * k)), 1);
+            const __m256i b = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(p1 + 16 * k))),
+                                                      _mm_loadu_si128((const __m128i *)(p1 + 48 + 16 * k)), 1);
+            v[2 * k] = _mm256_add_epi32(_mm256_unpacklo_epi16(a, z), _mm256_unpacklo_epi16(b, z));
+            v[2 * k + 1] = _mm256_add_epi32(_mm256_unpackhi_epi16(a, z), _mm256_unpackhi_epi16(b, z));
+        }
+        v[6] = z;
+        __m256i w[6];
+        for (int k = 0; k < 6; k++)
+            w[k] = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(v[k], _mm256_alignr_epi8(v[k + 1], v[k], 12)), two), 2);
+        const __m256i q0 = _mm256_packus_epi32(w[0], w[1]), q1 = _mm256_packus_epi32(w[2], w[3]),
+                      q2 = _mm256_packus_epi32(w[4], w[5]);
+        const __m256i first = _mm256_or_si256(_mm256_shuffle_epi8(q0, m00), _mm256_shuffle_epi8(q1, m10));
+        const __m256i last = _mm256_or_si256(_mm256_shuffle_epi8(q1, m11), _mm256_shuffle_epi8(q2, m21));
+        uint8_t *out = (uint8_t *)(o + 3 * (size_t)d);
+        _mm_storeu_si128((__m128i *)out, _mm256_castsi256_si128(first));
+        _mm_storel_epi64((__m128i *)(out + 16), _mm256_castsi256_si128(last));
+        _mm_storeu_si128((__m128i *)(out + 24), _mm256_extracti128_si256(first, 1));
+        _mm_storel_epi64((__m128i *)(out + 40), _mm256_extracti128_si256(last, 1));
+    }
+    return d;
+}
 #define TSR_HAVE_RESIZE_SIMD 1
 #endif
 
@@ -469,8 +541,15 @@ static void tsr__resize_int_rows(void *ctx, int y0, int y1)
                 (cn == 1 ? tsr__shrink2_u8_c1 : cn == 3 ? tsr__shrink2_u8_c3 : tsr__shrink2_u8_c4)(
                     (const uint8_t *)s0 + in, (const uint8_t *)s1 + in, (uint8_t *)o + on, (size_t)(dw - d));
             } else {
-                (cn == 1 ? tsr__shrink2_u16_c1 : cn == 3 ? tsr__shrink2_u16_c3 : tsr__shrink2_u16_c4)(s0, s1, o,
-                                                                                                       (size_t)dw);
+                int d = 0;
+                size_t in, on;
+#ifdef TSR_HAVE_RESIZE_SIMD
+                if (cn > 1 && __builtin_cpu_supports("avx2"))
+                    d = cn == 3 ? tsr__resize2x2_rgb16_avx2(s0, s1, o, dw) : tsr__resize2x2_rgba16_avx2(s0, s1, o, dw);
+#endif
+                in = 2 * (size_t)cn * d, on = (size_t)cn * d;
+                (cn == 1 ? tsr__shrink2_u16_c1 : cn == 3 ? tsr__shrink2_u16_c3 : tsr__shrink2_u16_c4)(
+                    (const uint16_t *)s0 + in, (const uint16_t *)s1 + in, (uint16_t *)o + on, (size_t)(dw - d));
             }
             continue;
         }

@@ -391,6 +391,28 @@ __attribute__((target("avx2"))) static int tsr__resize2x2_rgba8_avx2(const uint8
     return d;
 }
 
+/* 2x2 cells of one 16-bit channel, 16 outputs a step: each 32-bit lane holds a horizontal pair,
+ * whose two halves (masked and shifted) add up with the other row's in 32 bits; (sum + 2) >> 2,
+ * packus_epi32, and the permute that undoes its 128-bit interleave. Returns the outputs done. */
+__attribute__((target("avx2"))) static int tsr__resize2x2_u16_avx2(const uint16_t *s0, const uint16_t *s1, uint16_t *o,
+                                                                   int dw)
+{
+    const __m256i lo16 = _mm256_set1_epi32(0xffff), two = _mm256_set1_epi32(2);
+    int d = 0;
+    for (; d + 16 <= dw; d += 16) {
+        __m256i q[2];
+        for (int k = 0; k < 2; k++) {   /* source samples 16k .. 16k + 15 of this step: outputs 8k .. 8k + 7 */
+            const __m256i a = _mm256_loadu_si256((const __m256i *)(s0 + 2 * (size_t)d + 16 * k)),
+                          b = _mm256_loadu_si256((const __m256i *)(s1 + 2 * (size_t)d + 16 * k));
+            const __m256i sum = _mm256_add_epi32(_mm256_add_epi32(_mm256_and_si256(a, lo16), _mm256_srli_epi32(a, 16)),
+                                                 _mm256_add_epi32(_mm256_and_si256(b, lo16), _mm256_srli_epi32(b, 16)));
+            q[k] = _mm256_srli_epi32(_mm256_add_epi32(sum, two), 2);
+        }
+        _mm256_storeu_si256((__m256i *)(o + d), _mm256_permute4x64_epi64(_mm256_packus_epi32(q[0], q[1]), 0xD8));
+    }
+    return d;
+}
+
 /* 2x2 cells of 16-bit RGBA, 4 output pixels a step: 32-bit lanes (four samples and the rounding
  * pass 2^16), the unpacks of each 128-bit half putting pixel 2i in the low and 2i + 1 in the high
  * unpack, so the four unpacks of the two rows add up to whole cells; (sum + 2) >> 2, packus_epi32,
@@ -524,8 +546,8 @@ static void tsr__resize_int_rows(void *ctx, int y0, int y1)
         uint32_t *restrict cs = col, *restrict cl = cell;
         if (fx == 2 && fy == 2 && (cn == 1 || cn == 3 || cn == 4)) {
             /* The most common shrinks, straight from the two source rows ((sum + 2) >> 2; two
-             * channels round otherwise, tsr__cell_value): 8-bit by an AVX2 kernel, then the loop
-             * for the rest of the row. */
+             * channels round otherwise, tsr__cell_value): an AVX2 kernel per depth and channel
+             * count, then the loop for the rest of the row. */
             const void *s0 = tsr__row(src, 2 * dy), *s1 = tsr__row(src, 2 * dy + 1);
             void *o = tsr__row(j->dst, dy);
             if (src->depth == TSR_U8) {
@@ -544,8 +566,10 @@ static void tsr__resize_int_rows(void *ctx, int y0, int y1)
                 int d = 0;
                 size_t in, on;
 #ifdef TSR_HAVE_RESIZE_SIMD
-                if (cn > 1 && __builtin_cpu_supports("avx2"))
-                    d = cn == 3 ? tsr__resize2x2_rgb16_avx2(s0, s1, o, dw) : tsr__resize2x2_rgba16_avx2(s0, s1, o, dw);
+                if (__builtin_cpu_supports("avx2"))
+                    d = cn == 1   ? tsr__resize2x2_u16_avx2(s0, s1, o, dw)
+                        : cn == 3 ? tsr__resize2x2_rgb16_avx2(s0, s1, o, dw)
+                                  : tsr__resize2x2_rgba16_avx2(s0, s1, o, dw);
 #endif
                 in = 2 * (size_t)cn * d, on = (size_t)cn * d;
                 (cn == 1 ? tsr__shrink2_u16_c1 : cn == 3 ? tsr__shrink2_u16_c3 : tsr__shrink2_u16_c4)(

@@ -128,7 +128,17 @@ def main():
                   lambda v: T.resize(rgba, f, f, out=fout4, variant=v, threads=args.threads),
                   lambda: cv2.resize(rgba, (f, f), dst=fout4, interpolation=cv2.INTER_AREA)))
 
-    print("tessera CPU benchmark: %dx%d 8-bit gray (gray and colour rows: %d^2 RGB or RGBA), %d thread(s), "
+    # 16-bit RGB (the same side): gray and the 2x2 shrink
+    rgb16 = rng.integers(0, 65536, (half, half, 3), dtype=np.uint16)
+    gout16, qout16 = np.empty((half, half), np.uint16), np.empty((q, q, 3), np.uint16)
+    cases.append(("gray", "16-bit RGB", rgb16.nbytes * 4 // 3,
+                  lambda v: T.gray(rgb16, out=gout16, variant=v, threads=args.threads),
+                  lambda: cv2.cvtColor(rgb16, cv2.COLOR_RGB2GRAY, dst=gout16)))
+    cases.append(("resize", "16-bit RGB 2x", rgb16.nbytes * 5 // 4,
+                  lambda v: T.resize(rgb16, q, q, out=qout16, variant=v, threads=args.threads),
+                  lambda: cv2.resize(rgb16, (q, q), dst=qout16, interpolation=cv2.INTER_AREA)))
+
+    print("tessera CPU benchmark: %dx%d 8-bit gray (gray and colour rows: %d^2 RGB or RGBA, 8- or 16-bit), %d thread(s), "
           "median of %d runs" % (n, n, half, args.threads, reps))
     print("copy bandwidth (numpy copyto, read+write): %.1f GB/s (%.2f ms)\n" % (copy_gbs, copy_ms))
     hdr = "%-10s %-10s %-16s %10s %8s %8s %12s %8s" % ("op", "variant", "params", "ms", "GB/s", "%copy",

@@ -37,7 +37,8 @@ static tsr_status tsr__resize_check(const tsr_image *src, const void *params, ts
 tsr_op tsr__op_resize = {
     "resize", "shrink by area averaging (OpenCV's INTER_AREA)",
     "Each output pixel is the average of the input area it covers, with fractional weights at cell "
-    "edges. Equal to OpenCV's resize(INTER_AREA) for integer factors, within 1 for fractional ones.",
+    "edges. Equal to OpenCV's resize(INTER_AREA) bit for bit, for integer and fractional factors "
+    "alike (the same weights, summed in the same order in float).",
     tsr__resize_params, 2, sizeof(tsr_resize_params), tsr__resize_check, NULL};
 
 tsr_status tsr_resize(const tsr_image *src, tsr_image *dst, const tsr_resize_params *p, const tsr_exec *ex)

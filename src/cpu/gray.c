@@ -207,6 +207,28 @@ __attribute__((target("avx2"))) static int tsr__gray_rgba16_simd(const uint16_t 
 #define TSR_HAVE_GRAY_SIMD 1
 #endif
 
+/* Row y of samples T: the AVX2 kernels RGB / RGBA (simd) and their rows' ends, else the loop for
+ * the channel count. */
+#ifdef TSR_HAVE_GRAY_SIMD
+#define TSR_GRAY_ANY_ROW(T, RGB, RGBA)                                                              \
+    do {                                                                                            \
+        if (simd) {                                                                                 \
+            const T *s = tsr__row(j->src, y);                                                       \
+            T *d = tsr__row(j->dst, y);                                                             \
+            const int cn = j->src->channels;                                                        \
+            for (int x = cn == 3 ? RGB(s, d, w) : RGBA(s, d, w); x < w; x++)                        \
+                d[x] = (T)tsr__gray_px(s[cn * x], s[cn * x + 1], s[cn * x + 2]);                    \
+        } else if (j->src->channels == 3) TSR_GRAY_ROW(T, 3);                                       \
+        else TSR_GRAY_ROW(T, 4);                                                                    \
+    } while (0)
+#else
+#define TSR_GRAY_ANY_ROW(T, RGB, RGBA)                                                              \
+    do {                                                                                            \
+        if (j->src->channels == 3) TSR_GRAY_ROW(T, 3);                                              \
+        else TSR_GRAY_ROW(T, 4);                                                                    \
+    } while (0)
+#endif
+
 __attribute__((target_clones("avx2", "default")))
 static void tsr__gray_rows(void *ctx, int y0, int y1)
 {
@@ -216,33 +238,8 @@ static void tsr__gray_rows(void *ctx, int y0, int y1)
     int simd = __builtin_cpu_supports("avx2");
 #endif
     for (int y = y0; y < y1; y++) {
-        if (j->src->depth == TSR_U8) {
-#ifdef TSR_HAVE_GRAY_SIMD
-            if (simd) {
-                const uint8_t *s = tsr__row(j->src, y);
-                uint8_t *d = tsr__row(j->dst, y);
-                const int cn = j->src->channels;
-                for (int x = cn == 3 ? tsr__gray_rgb8_simd(s, d, w) : tsr__gray_rgba8_simd(s, d, w); x < w; x++)
-                    d[x] = (uint8_t)tsr__gray_px(s[cn * x], s[cn * x + 1], s[cn * x + 2]);
-                continue;
-            }
-#endif
-            if (j->src->channels == 3) TSR_GRAY_ROW(uint8_t, 3);
-            else TSR_GRAY_ROW(uint8_t, 4);
-        } else {
-#ifdef TSR_HAVE_GRAY_SIMD
-            if (simd) {
-                const uint16_t *s = tsr__row(j->src, y);
-                uint16_t *d = tsr__row(j->dst, y);
-                const int cn = j->src->channels;
-                for (int x = cn == 3 ? tsr__gray_rgb16_simd(s, d, w) : tsr__gray_rgba16_simd(s, d, w); x < w; x++)
-                    d[x] = (uint16_t)tsr__gray_px(s[cn * x], s[cn * x + 1], s[cn * x + 2]);
-                continue;
-            }
-#endif
-            if (j->src->channels == 3) TSR_GRAY_ROW(uint16_t, 3);
-            else TSR_GRAY_ROW(uint16_t, 4);
-        }
+        if (j->src->depth == TSR_U8) TSR_GRAY_ANY_ROW(uint8_t, tsr__gray_rgb8_simd, tsr__gray_rgba8_simd);
+        else TSR_GRAY_ANY_ROW(uint16_t, tsr__gray_rgb16_simd, tsr__gray_rgba16_simd);
     }
 }
 

@@ -304,186 +304,139 @@ struct tsr__resize_job {
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
-/* 2x2 cells of one 8-bit channel, 32 outputs a step: pmaddubsw with ones adds horizontal
- * pairs into 16-bit lanes, the two rows' pair sums are added, then (sum + 2) >> 2 and packed
- * back (packus leaves 128-bit halves interleaved, hence the final permute). Returns the number
- * of outputs done. */
-__attribute__((target("avx2"))) static int tsr__resize2x2_u8_avx2(const uint8_t *s0, const uint8_t *s1, uint8_t *o,
-                                                                  int dw)
-{
-    const __m256i ones = _mm256_set1_epi8(1), two = _mm256_set1_epi16(2);
-    int d = 0;
-    for (; d + 32 <= dw; d += 32) {
-        __m256i a0 = _mm256_loadu_si256((const __m256i *)(s0 + 2 * d)),
-                a1 = _mm256_loadu_si256((const __m256i *)(s0 + 2 * d + 32)),
-                b0 = _mm256_loadu_si256((const __m256i *)(s1 + 2 * d)),
-                b1 = _mm256_loadu_si256((const __m256i *)(s1 + 2 * d + 32));
-        __m256i lo = _mm256_add_epi16(_mm256_maddubs_epi16(a0, ones), _mm256_maddubs_epi16(b0, ones));
-        __m256i hi = _mm256_add_epi16(_mm256_maddubs_epi16(a1, ones), _mm256_maddubs_epi16(b1, ones));
-        lo = _mm256_srli_epi16(_mm256_add_epi16(lo, two), 2);
-        hi = _mm256_srli_epi16(_mm256_add_epi16(hi, two), 2);
-        _mm256_storeu_si256((__m256i *)(o + d), _mm256_permute4x64_epi64(_mm256_packus_epi16(lo, hi), 0xD8));
+/* The 2x2 kernels of 1 and 4 channels share one loop: each step reads 64 bytes of each source
+ * row (two 32-byte halves, k = 0 and 1), CELLS turns a half of both rows into its cells' means,
+ * (sum + 2) >> 2, in 16-bit (8-bit samples) or 32-bit lanes, PACK packs the two halves, whose
+ * 128-bit interleave the final permute undoes, and 32 bytes are stored. NAME returns the number
+ * of output pixels done. */
+#define TSR_SHRINK2_AVX2(NAME, T, CN, CELLS, PACK)                                                     \
+    __attribute__((target("avx2"))) static int NAME(const T *s0, const T *s1, T *o, int dw)         \
+    {                                                                                                \
+        enum { STEP = 32 / ((CN) * (int)sizeof(T)), HALF = 32 / (int)sizeof(T) };                   \
+        int d = 0;                                                                                   \
+        for (; d + STEP <= dw; d += STEP) {                                                          \
+            __m256i q[2];                                                                            \
+            for (int k = 0; k < 2; k++)                                                              \
+                q[k] = CELLS(_mm256_loadu_si256((const __m256i *)(s0 + 2 * (CN) * (size_t)d + HALF * k)), \
+                             _mm256_loadu_si256((const __m256i *)(s1 + 2 * (CN) * (size_t)d + HALF * k))); \
+            _mm256_storeu_si256((__m256i *)(o + (CN) * (size_t)d), _mm256_permute4x64_epi64(PACK(q[0], q[1]), 0xD8)); \
+        }                                                                                            \
+        return d;                                                                                    \
     }
-    return d;
+
+/* One 8-bit channel: pmaddubsw with ones adds horizontal pairs into 16-bit lanes, the two rows'
+ * pair sums are added. */
+__attribute__((target("avx2"))) static inline __m256i tsr__cells_u8(__m256i a, __m256i b)
+{
+    const __m256i ones = _mm256_set1_epi8(1);
+    const __m256i sum = _mm256_add_epi16(_mm256_maddubs_epi16(a, ones), _mm256_maddubs_epi16(b, ones));
+    return _mm256_srli_epi16(_mm256_add_epi16(sum, _mm256_set1_epi16(2)), 2);
 }
 
-/* 2x2 cells of 8-bit RGB, 8 output pixels a step from 16 pixels of each source row: the two
- * rows' sums in 16-bit lanes, each sample plus the one 3 lanes on (the same channel of the next
- * pixel, by alignr across neighbouring vectors), (sum + 2) >> 2, packed to bytes, and the 24
- * bytes at the pairs' first pixels (j mod 6 < 3) gathered by byte shuffles. Returns the number of
- * output pixels done. */
-__attribute__((target("avx2"))) static int tsr__resize2x2_rgb8_avx2(const uint8_t *s0, const uint8_t *s1, uint8_t *o,
-                                                                   int dw)
+/* 8-bit RGBA: the rows' sums in 16-bit lanes hold two pixels per 64-bit half (p0 p1 | p4 p5 from
+ * the low unpack, p2 p3 | p6 p7 from the high one); each half plus the other adds a pixel pair,
+ * and a 64-bit unpack puts the four cells in order 0 1 | 2 3. */
+__attribute__((target("avx2"))) static inline __m256i tsr__cells_rgba8(__m256i a, __m256i b)
 {
-    const __m128i z = _mm_setzero_si128(), two = _mm_set1_epi16(2);
-    const __m128i m00 = _mm_setr_epi8(0, 1, 2, 6, 7, 8, 12, 13, 14, -128, -128, -128, -128, -128, -128, -128);
-    const __m128i m10 = _mm_setr_epi8(-128, -128, -128, -128, -128, -128, -128, -128, -128, 2, 3, 4, 8, 9, 10, 14);
-    const __m128i m11 = _mm_setr_epi8(15, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128,
-                                      -128, -128, -128);
-    const __m128i m21 = _mm_setr_epi8(-128, 0, 4, 5, 6, 10, 11, 12, -128, -128, -128, -128, -128, -128, -128, -128);
-    int d = 0;
-    /* 16 source pixels (48 bytes) a row per step; the last step's loads end inside the row */
-    for (; d + 8 <= dw; d += 8) {
-        const uint8_t *p0 = s0 + 6 * (size_t)d, *p1 = s1 + 6 * (size_t)d;
-        __m128i v[7];
-        for (int k = 0; k < 3; k++) {
-            const __m128i a = _mm_loadu_si128((const __m128i *)(p0 + 16 * k)),
-                          b = _mm_loadu_si128((const __m128i *)(p1 + 16 * k));
-            v[2 * k] = _mm_add_epi16(_mm_unpacklo_epi8(a, z), _mm_unpacklo_epi8(b, z));
-            v[2 * k + 1] = _mm_add_epi16(_mm_unpackhi_epi8(a, z), _mm_unpackhi_epi8(b, z));
-        }
-        v[6] = z;
-        __m128i w[6];
-        for (int k = 0; k < 6; k++)
-            w[k] = _mm_srli_epi16(_mm_add_epi16(_mm_add_epi16(v[k], _mm_alignr_epi8(v[k + 1], v[k], 6)), two), 2);
-        const __m128i q0 = _mm_packus_epi16(w[0], w[1]), q1 = _mm_packus_epi16(w[2], w[3]),
-                      q2 = _mm_packus_epi16(w[4], w[5]);
-        _mm_storeu_si128((__m128i *)(o + 3 * (size_t)d), _mm_or_si128(_mm_shuffle_epi8(q0, m00), _mm_shuffle_epi8(q1, m10)));
-        _mm_storel_epi64((__m128i *)(o + 3 * (size_t)d + 16), _mm_or_si128(_mm_shuffle_epi8(q1, m11), _mm_shuffle_epi8(q2, m21)));
-    }
-    return d;
+    const __m256i z = _mm256_setzero_si256();
+    __m256i lo = _mm256_add_epi16(_mm256_unpacklo_epi8(a, z), _mm256_unpacklo_epi8(b, z));
+    __m256i hi = _mm256_add_epi16(_mm256_unpackhi_epi8(a, z), _mm256_unpackhi_epi8(b, z));
+    lo = _mm256_add_epi16(lo, _mm256_srli_si256(lo, 8));
+    hi = _mm256_add_epi16(hi, _mm256_srli_si256(hi, 8));
+    return _mm256_srli_epi16(_mm256_add_epi16(_mm256_unpacklo_epi64(lo, hi), _mm256_set1_epi16(2)), 2);
 }
 
-/* 2x2 cells of 8-bit RGBA, 8 output pixels a step from 16 pixels of each source row: the two
- * rows' sums in 16-bit lanes hold two pixels per 64-bit half, each half plus the other adds a
- * pixel pair, and the pairs are put back in order by 64-bit unpacks and one final permute.
- * Returns the number of output pixels done. */
-__attribute__((target("avx2"))) static int tsr__resize2x2_rgba8_avx2(const uint8_t *s0, const uint8_t *s1,
-                                                                    uint8_t *o, int dw)
+/* One 16-bit channel: a horizontal pair is one 32-bit lane, its halves masked and shifted and
+ * added to the other row's in 32 bits. */
+__attribute__((target("avx2"))) static inline __m256i tsr__cells_u16(__m256i a, __m256i b)
 {
-    const __m256i z = _mm256_setzero_si256(), two = _mm256_set1_epi16(2);
-    int d = 0;
-    for (; d + 8 <= dw; d += 8) {
-        __m256i q[2];
-        for (int k = 0; k < 2; k++) {   /* source pixels 8k .. 8k + 7 of this step: outputs 4k .. 4k + 3 */
-            const __m256i a = _mm256_loadu_si256((const __m256i *)(s0 + 8 * (size_t)d + 32 * k)),
-                          b = _mm256_loadu_si256((const __m256i *)(s1 + 8 * (size_t)d + 32 * k));
-            __m256i lo = _mm256_add_epi16(_mm256_unpacklo_epi8(a, z), _mm256_unpacklo_epi8(b, z));   /* p0 p1 | p4 p5 */
-            __m256i hi = _mm256_add_epi16(_mm256_unpackhi_epi8(a, z), _mm256_unpackhi_epi8(b, z));   /* p2 p3 | p6 p7 */
-            lo = _mm256_add_epi16(lo, _mm256_srli_si256(lo, 8));   /* p0+p1 in the low half | p4+p5 */
-            hi = _mm256_add_epi16(hi, _mm256_srli_si256(hi, 8));
-            q[k] = _mm256_srli_epi16(_mm256_add_epi16(_mm256_unpacklo_epi64(lo, hi), two), 2);   /* 0 1 | 2 3 */
-        }
-        /* packus: outputs 0 1 4 5 | 2 3 6 7; the permute orders them */
-        _mm256_storeu_si256((__m256i *)(o + 4 * (size_t)d),
-                            _mm256_permute4x64_epi64(_mm256_packus_epi16(q[0], q[1]), 0xD8));
-    }
-    return d;
+    const __m256i lo16 = _mm256_set1_epi32(0xffff);
+    const __m256i sum = _mm256_add_epi32(_mm256_add_epi32(_mm256_and_si256(a, lo16), _mm256_srli_epi32(a, 16)),
+                                         _mm256_add_epi32(_mm256_and_si256(b, lo16), _mm256_srli_epi32(b, 16)));
+    return _mm256_srli_epi32(_mm256_add_epi32(sum, _mm256_set1_epi32(2)), 2);
 }
 
-/* 2x2 cells of one 16-bit channel, 16 outputs a step: each 32-bit lane holds a horizontal pair,
- * whose two halves (masked and shifted) add up with the other row's in 32 bits; (sum + 2) >> 2,
- * packus_epi32, and the permute that undoes its 128-bit interleave. Returns the outputs done. */
-__attribute__((target("avx2"))) static int tsr__resize2x2_u16_avx2(const uint16_t *s0, const uint16_t *s1, uint16_t *o,
-                                                                   int dw)
+/* 16-bit RGBA: the 16-to-32-bit unpacks of a 128-bit half put pixel 2i in the low and 2i + 1 in
+ * the high unpack, so the four unpacks of the two rows add up to whole cells (2^16 of headroom
+ * for four samples and the rounding). */
+__attribute__((target("avx2"))) static inline __m256i tsr__cells_rgba16(__m256i a, __m256i b)
 {
-    const __m256i lo16 = _mm256_set1_epi32(0xffff), two = _mm256_set1_epi32(2);
-    int d = 0;
-    for (; d + 16 <= dw; d += 16) {
-        __m256i q[2];
-        for (int k = 0; k < 2; k++) {   /* source samples 16k .. 16k + 15 of this step: outputs 8k .. 8k + 7 */
-            const __m256i a = _mm256_loadu_si256((const __m256i *)(s0 + 2 * (size_t)d + 16 * k)),
-                          b = _mm256_loadu_si256((const __m256i *)(s1 + 2 * (size_t)d + 16 * k));
-            const __m256i sum = _mm256_add_epi32(_mm256_add_epi32(_mm256_and_si256(a, lo16), _mm256_srli_epi32(a, 16)),
-                                                 _mm256_add_epi32(_mm256_and_si256(b, lo16), _mm256_srli_epi32(b, 16)));
-            q[k] = _mm256_srli_epi32(_mm256_add_epi32(sum, two), 2);
-        }
-        _mm256_storeu_si256((__m256i *)(o + d), _mm256_permute4x64_epi64(_mm256_packus_epi32(q[0], q[1]), 0xD8));
-    }
-    return d;
+    const __m256i z = _mm256_setzero_si256();
+    const __m256i sum = _mm256_add_epi32(_mm256_add_epi32(_mm256_unpacklo_epi16(a, z), _mm256_unpackhi_epi16(a, z)),
+                                         _mm256_add_epi32(_mm256_unpacklo_epi16(b, z), _mm256_unpackhi_epi16(b, z)));
+    return _mm256_srli_epi32(_mm256_add_epi32(sum, _mm256_set1_epi32(2)), 2);
 }
 
-/* 2x2 cells of 16-bit RGBA, 4 output pixels a step: 32-bit lanes (four samples and the rounding
- * pass 2^16), the unpacks of each 128-bit half putting pixel 2i in the low and 2i + 1 in the high
- * unpack, so the four unpacks of the two rows add up to whole cells; (sum + 2) >> 2, packus_epi32,
- * and a permute puts the halves' outputs 0 2 | 1 3 in order. Returns the number of output pixels. */
-__attribute__((target("avx2"))) static int tsr__resize2x2_rgba16_avx2(const uint16_t *s0, const uint16_t *s1,
-                                                                     uint16_t *o, int dw)
-{
-    const __m256i z = _mm256_setzero_si256(), two = _mm256_set1_epi32(2);
-    int d = 0;
-    for (; d + 4 <= dw; d += 4) {
-        __m256i q[2];
-        for (int k = 0; k < 2; k++) {   /* source pixels 4k .. 4k + 3 of this step: outputs 2k, 2k + 1 */
-            const __m256i a = _mm256_loadu_si256((const __m256i *)(s0 + 8 * (size_t)d + 16 * k)),
-                          b = _mm256_loadu_si256((const __m256i *)(s1 + 8 * (size_t)d + 16 * k));
-            const __m256i sum = _mm256_add_epi32(_mm256_add_epi32(_mm256_unpacklo_epi16(a, z), _mm256_unpackhi_epi16(a, z)),
-                                                 _mm256_add_epi32(_mm256_unpacklo_epi16(b, z), _mm256_unpackhi_epi16(b, z)));
-            q[k] = _mm256_srli_epi32(_mm256_add_epi32(sum, two), 2);   /* output 2k | 2k + 1 */
-        }
-        _mm256_storeu_si256((__m256i *)(o + 4 * (size_t)d), _mm256_permute4x64_epi64(_mm256_packus_epi32(q[0], q[1]), 0xD8));
+TSR_SHRINK2_AVX2(tsr__resize2x2_u8_avx2, uint8_t, 1, tsr__cells_u8, _mm256_packus_epi16)
+TSR_SHRINK2_AVX2(tsr__resize2x2_rgba8_avx2, uint8_t, 4, tsr__cells_rgba8, _mm256_packus_epi16)
+TSR_SHRINK2_AVX2(tsr__resize2x2_u16_avx2, uint16_t, 1, tsr__cells_u16, _mm256_packus_epi32)
+TSR_SHRINK2_AVX2(tsr__resize2x2_rgba16_avx2, uint16_t, 4, tsr__cells_rgba16, _mm256_packus_epi32)
+
+/* 2x2 cells of RGB, 8-bit (16 output pixels a step) and 16-bit (8): each 128-bit half takes 48
+ * bytes of each source row (16 or 8 pixels), the two rows' sums go into lanes of twice the sample
+ * width (LB bits: unpacks with zero, UB the sample's), each sample plus the one 3 lanes on (the
+ * same channel of the next pixel, by alignr across neighbouring vectors), (sum + 2) >> 2, packed
+ * back, and the 24 bytes of samples at the pairs' first pixels (j mod 6 < 3) gathered by byte
+ * shuffles M00 | M10 (16 bytes) and M11 | M21 (8). Returns the number of output pixels done. */
+#define TSR_SHRINK2_RGB_AVX2(NAME, T, UB, LB, M00, M10, M11, M21)                                    \
+    __attribute__((target("avx2"))) static int NAME(const T *s0, const T *s1, T *o, int dw)          \
+    {                                                                                                 \
+        const __m256i m00 = _mm256_setr_epi8(M00, M00), m10 = _mm256_setr_epi8(M10, M10);            \
+        const __m256i m11 = _mm256_setr_epi8(M11, M11), m21 = _mm256_setr_epi8(M21, M21);            \
+        const __m256i z = _mm256_setzero_si256(), two = _mm256_set1_epi##LB(2);                       \
+        enum { STEP = 16 / (int)sizeof(T) };                                                          \
+        int d = 0;                                                                                    \
+        for (; d + STEP <= dw; d += STEP) {                                                           \
+            const uint8_t *p0 = (const uint8_t *)(s0 + 3 * 2 * (size_t)d), *p1 = (const uint8_t *)(s1 + 3 * 2 * (size_t)d); \
+            __m256i v[7], w[6];                                                                       \
+            for (int k = 0; k < 3; k++) {                                                             \
+                const __m256i a = tsr__load2x16(p0 + 16 * k, p0 + 48 + 16 * k);                       \
+                const __m256i b = tsr__load2x16(p1 + 16 * k, p1 + 48 + 16 * k);                       \
+                v[2 * k] = _mm256_add_epi##LB(_mm256_unpacklo_epi##UB(a, z), _mm256_unpacklo_epi##UB(b, z)); \
+                v[2 * k + 1] = _mm256_add_epi##LB(_mm256_unpackhi_epi##UB(a, z), _mm256_unpackhi_epi##UB(b, z)); \
+            }                                                                                         \
+            v[6] = z;                                                                                 \
+            for (int k = 0; k < 6; k++)                                                               \
+                w[k] = _mm256_srli_epi##LB(                                                           \
+                    _mm256_add_epi##LB(_mm256_add_epi##LB(v[k], _mm256_alignr_epi8(v[k + 1], v[k], 3 * (LB) / 8)), two), 2); \
+            const __m256i q0 = _mm256_packus_epi##LB(w[0], w[1]), q1 = _mm256_packus_epi##LB(w[2], w[3]); \
+            const __m256i q2 = _mm256_packus_epi##LB(w[4], w[5]);                                     \
+            const __m256i first = _mm256_or_si256(_mm256_shuffle_epi8(q0, m00), _mm256_shuffle_epi8(q1, m10)); \
+            const __m256i last = _mm256_or_si256(_mm256_shuffle_epi8(q1, m11), _mm256_shuffle_epi8(q2, m21)); \
+            uint8_t *out = (uint8_t *)(o + 3 * (size_t)d);                                            \
+            _mm_storeu_si128((__m128i *)out, _mm256_castsi256_si128(first));                          \
+            _mm_storel_epi64((__m128i *)(out + 16), _mm256_castsi256_si128(last));                    \
+            _mm_storeu_si128((__m128i *)(out + 24), _mm256_extracti128_si256(first, 1));              \
+            _mm_storel_epi64((__m128i *)(out + 40), _mm256_extracti128_si256(last, 1));               \
+        }                                                                                             \
+        return d;                                                                                     \
     }
-    return d;
+
+/* Two 16-byte loads into the halves of a 256-bit register. */
+__attribute__((target("avx2"))) static inline __m256i tsr__load2x16(const uint8_t *lo, const uint8_t *hi)
+{
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)lo)),
+                                   _mm_loadu_si128((const __m128i *)hi), 1);
 }
 
-/* 2x2 cells of 16-bit RGB, 8 output pixels a step (4 per 128-bit half, from 8 source pixels of
- * each row): the two rows' sums in 32-bit lanes, each sample plus the one 3 lanes on (the same
- * channel of the next pixel, by alignr across neighbouring vectors), (sum + 2) >> 2, packed to
- * 16 bits, and the 12 samples at the pairs' first pixels (j mod 6 < 3) gathered by byte
- * shuffles, 24 bytes a half. Returns the number of output pixels done. */
-__attribute__((target("avx2"))) static int tsr__resize2x2_rgb16_avx2(const uint16_t *s0, const uint16_t *s1,
-                                                                    uint16_t *o, int dw)
-{
-#define TSR_M(...) _mm256_setr_epi8(__VA_ARGS__, __VA_ARGS__)
-#define Z -128, -128
-    /* packed samples 0-7 (q0), 8-15 (q1), 16-23 (q2) of a half; outputs are samples 0 1 2 6 7 8
-     * 12 13 | 14 18 19 20 */
-    const __m256i m00 = TSR_M(0, 1, 2, 3, 4, 5, 12, 13, 14, 15, Z, Z, Z);
-    const __m256i m10 = TSR_M(Z, Z, Z, Z, Z, 0, 1, 8, 9, 10, 11);
-    const __m256i m11 = TSR_M(12, 13, Z, Z, Z, Z, Z, Z, Z);
-    const __m256i m21 = TSR_M(Z, 4, 5, 6, 7, 8, 9, Z, Z, Z, Z);
-#undef Z
-#undef TSR_M
-    const __m256i z = _mm256_setzero_si256(), two = _mm256_set1_epi32(2);
-    int d = 0;
-    /* 16 source pixels (96 bytes) a row per step, 8 to each half */
-    for (; d + 8 <= dw; d += 8) {
-        const uint8_t *p0 = (const uint8_t *)(s0 + 6 * (size_t)d), *p1 = (const uint8_t *)(s1 + 6 * (size_t)d);
-        __m256i v[7];
-        for (int k = 0; k < 3; k++) {
-            const __m256i a = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(p0 + 16 * k))),
-                                                      _mm_loadu_si128((const __m128i *)(p0 + 48 + 16 * k)), 1);
-            const __m256i b = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(p1 + 16 * k))),
-                                                      _mm_loadu_si128((const __m128i *)(p1 + 48 + 16 * k)), 1);
-            v[2 * k] = _mm256_add_epi32(_mm256_unpacklo_epi16(a, z), _mm256_unpacklo_epi16(b, z));
-            v[2 * k + 1] = _mm256_add_epi32(_mm256_unpackhi_epi16(a, z), _mm256_unpackhi_epi16(b, z));
-        }
-        v[6] = z;
-        __m256i w[6];
-        for (int k = 0; k < 6; k++)
-            w[k] = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(v[k], _mm256_alignr_epi8(v[k + 1], v[k], 12)), two), 2);
-        const __m256i q0 = _mm256_packus_epi32(w[0], w[1]), q1 = _mm256_packus_epi32(w[2], w[3]),
-                      q2 = _mm256_packus_epi32(w[4], w[5]);
-        const __m256i first = _mm256_or_si256(_mm256_shuffle_epi8(q0, m00), _mm256_shuffle_epi8(q1, m10));
-        const __m256i last = _mm256_or_si256(_mm256_shuffle_epi8(q1, m11), _mm256_shuffle_epi8(q2, m21));
-        uint8_t *out = (uint8_t *)(o + 3 * (size_t)d);
-        _mm_storeu_si128((__m128i *)out, _mm256_castsi256_si128(first));
-        _mm_storel_epi64((__m128i *)(out + 16), _mm256_castsi256_si128(last));
-        _mm_storeu_si128((__m128i *)(out + 24), _mm256_extracti128_si256(first, 1));
-        _mm_storel_epi64((__m128i *)(out + 40), _mm256_extracti128_si256(last, 1));
-    }
-    return d;
-}
+#define X -128
+#define TSR_ARGS(...) __VA_ARGS__   /* a mask's 16 bytes as one macro argument */
+/* 8-bit: packed samples 0-15 (q0), 16-31 (q1), 32-47 (q2) of a half; outputs are samples 0 1 2
+ * 6 7 8 12 13 14 18 19 20 24 25 26 30 | 31 32 36 37 38 42 43 44 */
+TSR_SHRINK2_RGB_AVX2(tsr__resize2x2_rgb8_avx2, uint8_t, 8, 16,
+                     TSR_ARGS(0, 1, 2, 6, 7, 8, 12, 13, 14, X, X, X, X, X, X, X),
+                     TSR_ARGS(X, X, X, X, X, X, X, X, X, 2, 3, 4, 8, 9, 10, 14),
+                     TSR_ARGS(15, X, X, X, X, X, X, X, X, X, X, X, X, X, X, X),
+                     TSR_ARGS(X, 0, 4, 5, 6, 10, 11, 12, X, X, X, X, X, X, X, X))
+/* 16-bit: packed samples 0-7 (q0), 8-15 (q1), 16-23 (q2) of a half; outputs are samples 0 1 2 6
+ * 7 8 12 13 | 14 18 19 20 */
+TSR_SHRINK2_RGB_AVX2(tsr__resize2x2_rgb16_avx2, uint16_t, 16, 32,
+                     TSR_ARGS(0, 1, 2, 3, 4, 5, 12, 13, 14, 15, X, X, X, X, X, X),
+                     TSR_ARGS(X, X, X, X, X, X, X, X, X, X, 0, 1, 8, 9, 10, 11),
+                     TSR_ARGS(12, 13, X, X, X, X, X, X, X, X, X, X, X, X, X, X),
+                     TSR_ARGS(X, X, 4, 5, 6, 7, 8, 9, X, X, X, X, X, X, X, X))
+#undef TSR_ARGS
+#undef X
 #define TSR_HAVE_RESIZE_SIMD 1
 #endif
 
@@ -520,6 +473,25 @@ TSR_SHRINK2(tsr__shrink2_u16_c4, uint16_t, 4)
         for (int c = 0; c < (CN); c++) cl[(size_t)dx * (CN) + c] = t[c];                        \
     }
 
+/* One output row of 2x2 cells of B-bit samples (s0, s1, o, cn, dw in scope): the AVX2 kernel for
+ * the channel count, then the loop for the rest of the row. */
+#ifdef TSR_HAVE_RESIZE_SIMD
+#define TSR_SHRINK2_SIMD(B)                                                                         \
+    (__builtin_cpu_supports("avx2") ? cn == 1   ? tsr__resize2x2_u##B##_avx2(s0, s1, o, dw)          \
+                                      : cn == 3 ? tsr__resize2x2_rgb##B##_avx2(s0, s1, o, dw)        \
+                                                : tsr__resize2x2_rgba##B##_avx2(s0, s1, o, dw)       \
+                                    : 0)
+#else
+#define TSR_SHRINK2_SIMD(B) 0
+#endif
+#define TSR_SHRINK2_ROW(B)                                                                          \
+    do {                                                                                            \
+        const int d = TSR_SHRINK2_SIMD(B);                                                          \
+        const size_t in = 2 * (size_t)cn * d, on = (size_t)cn * d;                                  \
+        (cn == 1 ? tsr__shrink2_u##B##_c1 : cn == 3 ? tsr__shrink2_u##B##_c3 : tsr__shrink2_u##B##_c4)( \
+            (const uint##B##_t *)s0 + in, (const uint##B##_t *)s1 + in, (uint##B##_t *)o + on, (size_t)(dw - d)); \
+    } while (0)
+
 /* Integer factors: column sums of the fy source rows, then the fx-wide cells of that row. The
  * common cases (2x2 of 1/3/4 channels, any factor of one channel) get loops the compiler
  * vectorises; the rest go through tsr__cell_value. */
@@ -550,31 +522,8 @@ static void tsr__resize_int_rows(void *ctx, int y0, int y1)
              * count, then the loop for the rest of the row. */
             const void *s0 = tsr__row(src, 2 * dy), *s1 = tsr__row(src, 2 * dy + 1);
             void *o = tsr__row(j->dst, dy);
-            if (src->depth == TSR_U8) {
-                int d = 0;
-                size_t in, on;
-#ifdef TSR_HAVE_RESIZE_SIMD
-                if (__builtin_cpu_supports("avx2"))
-                    d = cn == 1   ? tsr__resize2x2_u8_avx2(s0, s1, o, dw)
-                        : cn == 3 ? tsr__resize2x2_rgb8_avx2(s0, s1, o, dw)
-                                  : tsr__resize2x2_rgba8_avx2(s0, s1, o, dw);
-#endif
-                in = 2 * (size_t)cn * d, on = (size_t)cn * d;
-                (cn == 1 ? tsr__shrink2_u8_c1 : cn == 3 ? tsr__shrink2_u8_c3 : tsr__shrink2_u8_c4)(
-                    (const uint8_t *)s0 + in, (const uint8_t *)s1 + in, (uint8_t *)o + on, (size_t)(dw - d));
-            } else {
-                int d = 0;
-                size_t in, on;
-#ifdef TSR_HAVE_RESIZE_SIMD
-                if (__builtin_cpu_supports("avx2"))
-                    d = cn == 1   ? tsr__resize2x2_u16_avx2(s0, s1, o, dw)
-                        : cn == 3 ? tsr__resize2x2_rgb16_avx2(s0, s1, o, dw)
-                                  : tsr__resize2x2_rgba16_avx2(s0, s1, o, dw);
-#endif
-                in = 2 * (size_t)cn * d, on = (size_t)cn * d;
-                (cn == 1 ? tsr__shrink2_u16_c1 : cn == 3 ? tsr__shrink2_u16_c3 : tsr__shrink2_u16_c4)(
-                    (const uint16_t *)s0 + in, (const uint16_t *)s1 + in, (uint16_t *)o + on, (size_t)(dw - d));
-            }
+            if (src->depth == TSR_U8) TSR_SHRINK2_ROW(8);
+            else TSR_SHRINK2_ROW(16);
             continue;
         }
         memset(cs, 0, n * sizeof *cs);

@@ -63,6 +63,7 @@ struct tsr__dbt_group {
 struct tsr__dbt_args {
     tsr__dbt_group g[2];
     int ng;
+    int first;      /* the group whose blocks come first in the launch (tsr__dbt_first) */
 };
 
 /* Staging by asynchronous copies (sm_80 and later): every 16-byte chunk of the block's reach is
@@ -233,9 +234,9 @@ __global__ void __launch_bounds__(TSR_DBT_BX *TSR_DBT_BY, TSR_DBT_MINB) tsr__dbt
     __shared__ uint32_t keys[4][TSR_DBT_TH];   /* offset key, then grain keys of planes 0..2 */
     Tin *buf = (Tin *)tsr__dbt_mem;
     constexpr int vs = 16 / sizeof(Tin);
-    const int gi = A.ng > 1 && (int)blockIdx.x >= A.g[0].nb;
-    const tsr__dbt_group &G = A.g[gi];
-    const int b = (int)blockIdx.x - (gi ? A.g[0].nb : 0), tby = b / G.tx, tbx = b - tby * G.tx;
+    const int late = A.ng > 1 && (int)blockIdx.x >= A.g[A.first].nb;   /* a block of the group that comes second */
+    const tsr__dbt_group &G = A.g[late ? 1 - A.first : A.first];
+    const int b = (int)blockIdx.x - (late ? A.g[A.first].nb : 0), tby = b / G.tx, tbx = b - tby * G.tx;
     const int w = G.a.P[0].w, h = G.a.P[0].h, R = G.a.P[0].range, np = G.a.np, sw = G.sw;
     const int bx0 = tbx * TSR_DBT_TW, by0 = tby * TSR_DBT_TH, x0 = bx0 + threadIdx.x * TSR_DBV_PX;
     const int ya = max(by0 - R, 0), yb = min(by0 + TSR_DBT_TH + R, h);
@@ -321,6 +322,16 @@ static tsr_status tsr__dbt_launch(const tsr__dbt_args &A, size_t bytes, cudaStre
     return tsr__dbt_launch_sh<Tin, Tout, RAW, -1>(A, bytes, st);
 }
 
+/* Which group's blocks a two-group launch (luma, then the chroma pair) runs first: the chroma's in
+ * sample mode 2, whose chroma blocks (two planes each, a quarter as many) are the heaviest and,
+ * run last, left the launch a tail; the luma's in mode 1 (twentieth session, H200, separate
+ * builds: mode 2 4:2:0 83.0-83.8% of the frame copy against 82.1-82.3, mode 1 102-103% against
+ * 105.5-106; docs/perf-notes.md). TSR_CUDA_DEBAND_CHROMA_FIRST (0 or 1) overrides. */
+static int tsr__dbt_first(int sample_mode)
+{
+    return tsr__env_int("TSR_CUDA_DEBAND_CHROMA_FIRST", sample_mode == 2) ? 1 : 0;
+}
+
 /* Queue the tile variant for a frame (arguments as tsr__dbv_run): one launch for all groups when
  * every plane is aligned to 16 bytes and each group's staging fits; else 'staged'. */
 static tsr_status tsr__dbt_run(const tsr_frame *src, tsr_frame *dst, const tsr__db_plane P[3], uint16_t *vals,
@@ -358,6 +369,7 @@ static tsr_status tsr__dbt_run(const tsr_frame *src, tsr_frame *dst, const tsr__
         bytes = b > bytes ? b : bytes;
     }
     if (!A.ng) return TSR_OK;
+    A.first = A.ng > 1 ? tsr__dbt_first(P[0].sample_mode) : 0;
     raw = vals || (wide_out && P[0].out_shift == 0);
     if (raw) return wide_in ? tsr__dbt_launch<uint16_t, uint16_t, 1>(A, bytes, st) : tsr__dbt_launch<uint8_t, uint16_t, 1>(A, bytes, st);
     if (wide_in) return wide_out ? tsr__dbt_launch<uint16_t, uint16_t, 0>(A, bytes, st) : tsr__dbt_launch<uint16_t, uint8_t, 0>(A, bytes, st);

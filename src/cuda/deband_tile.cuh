@@ -322,11 +322,14 @@ static tsr_status tsr__dbt_launch(const tsr__dbt_args &A, size_t bytes, cudaStre
     return tsr__dbt_launch_sh<Tin, Tout, RAW, -1>(A, bytes, st);
 }
 
-/* Which group's blocks a two-group launch (luma, then the chroma pair) runs first: the chroma's in
- * sample mode 2, whose chroma blocks (two planes each, a quarter as many) are the heaviest and,
- * run last, left the launch a tail; the luma's in mode 1 (twentieth session, H200, separate
- * builds: mode 2 4:2:0 83.0-83.8% of the frame copy against 82.1-82.3, mode 1 102-103% against
- * 105.5-106; docs/perf-notes.md). TSR_CUDA_DEBAND_CHROMA_FIRST (0 or 1) overrides. */
+/* Which group's blocks a two-group launch (luma and the chroma pair) runs first. The chroma
+ * blocks (two planes each, a quarter as many) are the heaviest; run last they left the launch a
+ * tail. H200, thirty-first session, one build, TSR_CUDA_DEBAND_CHROMA_FIRST 0 / 1 alternating, 2
+ * rounds, 4K 16-bit 4:2:0, % of the frame's plane-by-plane copy: sample mode 2 83.6-84.4 / 85.1-86.2
+ * (0.046 / 0.045 ms), mode 1 102.9-103.4 / 107.9-109.5 (0.037 / 0.035 ms). Chroma first is the
+ * default in mode 2; mode 1 keeps luma first until make test has run on the GPU with it (the
+ * twentieth session's separate builds had measured mode 1 slower that way, 102-103 against
+ * 105.5-106, with different register allocations). TSR_CUDA_DEBAND_CHROMA_FIRST (0 or 1) overrides. */
 static int tsr__dbt_first(int sample_mode)
 {
     return tsr__env_int("TSR_CUDA_DEBAND_CHROMA_FIRST", sample_mode == 2) ? 1 : 0;

@@ -55,6 +55,11 @@ typedef void (*tsr__range_fn)(void *ctx, int begin, int end);
 void tsr__parallel_for(int n, int min_chunk, int threads, tsr__range_fn fn, void *ctx);
 /* The thread count an exec asks for (resolves 0). */
 int tsr__exec_threads(const tsr_exec *ex);
+/* The same, or 1 when the job is smaller than 'serial_below' (in the caller's unit of work):
+ * waking a worker costs some 8-15 us on the 2-core development machine, more than small images
+ * take on one thread (C benchmark, threads 1 / 2: 256x256 threshold block 3 35 / 46 us, gray RGB
+ * 9.7 / 15 us, 1024x1024 2x shrink 16 / 27 us, column sums 26 / 36 us). */
+int tsr__exec_threads_for(const tsr_exec *ex, size_t work, size_t serial_below);
 
 /* Whether v is a default of this backend (any under AUTO) that handles and prefers these
  * inputs: the registry's first choice, shared with the benchmark. */

@@ -28,6 +28,11 @@ int tsr__exec_threads(const tsr_exec *ex)
     return tsr_threads();
 }
 
+int tsr__exec_threads_for(const tsr_exec *ex, size_t work, size_t serial_below)
+{
+    return work < serial_below ? 1 : tsr__exec_threads(ex);
+}
+
 /* One job at a time: the pool is shared, callers are serialised by job_lock. Workers take chunk
  * indices from 'next' until all are handed out. */
 static struct {

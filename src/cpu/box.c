@@ -462,8 +462,9 @@ static tsr_status tsr__box_running(const tsr_image *src, tsr_image *dst, const v
     /* Each band pays 2*ry+1 rows to start its sums: keep bands well above that. Under 128K
      * samples the calling thread does it all (256x256 r = 1: 30-34 us on 2 threads against 28 on
      * one; 512x512: 70 against 94). */
-    const int small = (size_t)src->width * src->channels * src->height < (1u << 17);
-    tsr__parallel_for(src->height, small ? src->height : 4 * j.plan.ry + 16, tsr__exec_threads(ex), tsr__box_rows, &j);
+    tsr__parallel_for(src->height, 4 * j.plan.ry + 16,
+                      tsr__exec_threads_for(ex, (size_t)src->width * src->channels * src->height, (size_t)1 << 17),
+                      tsr__box_rows, &j);
     return j.status;
 }
 

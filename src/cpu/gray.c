@@ -247,7 +247,10 @@ static tsr_status tsr__gray_fast(const tsr_image *src, tsr_image *dst, const voi
 {
     struct tsr__gray_job j = {src, dst};
     (void)params;
-    tsr__parallel_for(src->height, 16384 / src->width + 1, tsr__exec_threads(ex), tsr__gray_rows, &j);
+    /* under 384K pixels on the calling thread (256x256 RGB: 15 us on 2 threads, 9.7 on one; 512x512
+     * 41 / 38; 1024x1024 117 / 151) */
+    tsr__parallel_for(src->height, 16384 / src->width + 1,
+                      tsr__exec_threads_for(ex, (size_t)src->width * src->height, (size_t)3 << 17), tsr__gray_rows, &j);
     return TSR_OK;
 }
 

@@ -47,12 +47,10 @@ static tsr_status tsr__invert_fast(const tsr_image *src, tsr_image *dst, const v
     size_t row = tsr_image_row_bytes(src);
     (void)params;
     /* Rows of at least ~64 KiB per chunk keep the threading overhead negligible; images under 1.5
-     * MiB run on the calling thread alone, since waking a worker costs more than it saves there
-     * (C benchmark, 2 cores: 512x512 9.1-9.8 us on 2 threads against 5.5 on one, 1024x1024
-     * 28-30 against 23.5; 1448x1448 44.8 against 53.4). */
-    const size_t bytes = row * (size_t)src->height;
-    tsr__parallel_for(src->height, bytes < (3u << 19) ? src->height : (int)(65536 / (row + 1)) + 1,
-                      tsr__exec_threads(ex), tsr__invert_rows, &j);
+     * MiB run on the calling thread alone (C benchmark, 2 cores: 512x512 9.1-9.8 us on 2 threads
+     * against 5.5 on one, 1024x1024 28-30 against 23.5; 1448x1448 44.8 against 53.4). */
+    tsr__parallel_for(src->height, (int)(65536 / (row + 1)) + 1,
+                      tsr__exec_threads_for(ex, row * (size_t)src->height, (size_t)3 << 19), tsr__invert_rows, &j);
     return TSR_OK;
 }
 

@@ -159,7 +159,9 @@ static void tsr__rowsum_rows(void *ctx, int y0, int y1)
 static tsr_status tsr__sums_fast(const tsr_image *src, tsr_image *dst, const void *params, const tsr_exec *ex)
 {
     const tsr_sums_params *p = params;
-    int threads = tsr__exec_threads(ex);
+    /* sources under 2 MiB on the calling thread (1024x1024 column sums: 36 us on 2 threads, 26 on
+     * one; 2048x2048: 76 / 90) */
+    int threads = tsr__exec_threads_for(ex, tsr_image_row_bytes(src) * (size_t)src->height, (size_t)2 << 20);
     if (p->axis == TSR_AXIS_COLUMNS) {
         struct tsr__colsum_job j;
         size_t bytes;

@@ -83,7 +83,9 @@ static tsr_status tsr__threshold_fused(const tsr_image *src, tsr_image *dst, con
     const tsr_threshold_params *p = params;
     int r = p->block / 2;
     struct tsr__thresh_job j = {{src, r, r, TSR_BORDER_REPLICATE, 0}, p, tsr__threshold_idelta(p), dst, TSR_OK};
-    tsr__parallel_for(src->height, 4 * r + 16, tsr__exec_threads(ex), tsr__thresh_rows, &j);
+    /* as box: under 128K pixels on the calling thread (256x256 block 3: 46 us on 2 threads, 35 on one) */
+    tsr__parallel_for(src->height, 4 * r + 16, tsr__exec_threads_for(ex, (size_t)src->width * src->height, (size_t)1 << 17),
+                      tsr__thresh_rows, &j);
     return j.status;
 }
 

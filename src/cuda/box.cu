@@ -1291,8 +1291,8 @@ __device__ __forceinline__ void tsr__rg_row(const tsr__box_args &a, const tsr__r
            FOLD = !SUMCMP && PK && TSR_RG_PK_FOLD };
     enum : unsigned { PKM = tsr__rg_pk_magic(RX, RY) };
     /* FOLD: the rounding half joins the multiplies instead of every window sum: the low mean's
-     * (s << 16) + (half << 16) is one multiply-add (no carry passes bit 32 that matters: the low
-     * half plus half stays below 2^16), and the high mean is the top word of the 64-bit
+     * (s << 16) + (half << 16) is one multiply-add (modulo 2^32 it is (low half + half) << 16,
+     * since the low half plus half stays below 2^16), and the high mean is the top word of the 64-bit
      * s M + half2 M (one wide multiply-add; masked: (s & 0xffff0000) M + (half << 16) M), which
      * equal umulhi((s + half2) << 16, M) and umulhi(s + half2, M) exactly. The sum of the three
      * pairs is then one 3-input add; one add fewer per pair of pixels. */

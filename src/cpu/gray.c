@@ -256,6 +256,6 @@ static tsr_status tsr__gray_fast(const tsr_image *src, tsr_image *dst, const voi
 
 const tsr_variant tsr__gray_cpu[] = {
     {"reference", TSR_BACKEND_CPU, "one pixel at a time (the definition)", tsr__gray_reference, NULL, 0, 1, NULL},
-    {"threaded", TSR_BACKEND_CPU, "rows on all threads, per-channel-count loops vectorised", tsr__gray_fast, NULL, 1,
-     0, NULL},
+    {"threaded", TSR_BACKEND_CPU, "rows on all threads (small images on one), AVX2 for RGB and RGBA at 8 and 16 bits",
+     tsr__gray_fast, NULL, 1, 0, NULL},
     {NULL, 0, NULL, NULL, NULL, 0, 0, NULL}};

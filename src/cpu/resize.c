@@ -624,6 +624,7 @@ static tsr_status tsr__resize_threaded(const tsr_image *src, tsr_image *dst, con
 const tsr_variant tsr__resize_cpu[] = {
     {"reference", TSR_BACKEND_CPU, "each cell summed or weighted sample by sample (the definition)",
      tsr__resize_reference, NULL, 0, 1, NULL},
-    {"threaded", TSR_BACKEND_CPU, "rows on all threads, integer factors through vectorised column sums",
+    {"threaded", TSR_BACKEND_CPU,
+     "rows on all threads (small integer shrinks on one), integer factors through vectorised column sums",
      tsr__resize_threaded, NULL, 1, 0, NULL},
     {NULL, 0, NULL, NULL, NULL, 0, 0, NULL}};

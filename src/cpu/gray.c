@@ -43,14 +43,7 @@ struct tsr__gray_job {
     } while (0)
 
 #if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-
-/* Two 16-byte loads into the two halves of a 256-bit register. */
-__attribute__((target("avx2"))) static inline __m256i tsr__load2(const uint8_t *lo, const uint8_t *hi)
-{
-    return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)lo)),
-                                   _mm_loadu_si128((const __m128i *)hi), 1);
-}
+#include "simd_x86.h"
 
 /* 8-bit RGB to gray, 32 pixels a step (16 per 128-bit half): byte shuffles gather R, G and B,
  * pmaddwd forms R*wr + G*wg and B*wb + 2^14 in 32-bit lanes, then packs back to bytes. Returns
@@ -74,7 +67,7 @@ __attribute__((target("avx2"))) static int tsr__gray_rgb8_simd(const uint8_t *s,
     int x = 0;
     for (; x + 32 <= w; x += 32) {
         const uint8_t *p = s + 3 * x;
-        __m256i a = tsr__load2(p, p + 48), b = tsr__load2(p + 16, p + 64), c = tsr__load2(p + 32, p + 80);
+        __m256i a = tsr__load2x16(p, p + 48), b = tsr__load2x16(p + 16, p + 64), c = tsr__load2x16(p + 32, p + 80);
         __m256i r = _mm256_or_si256(_mm256_or_si256(_mm256_shuffle_epi8(a, mr0), _mm256_shuffle_epi8(b, mr1)),
                                     _mm256_shuffle_epi8(c, mr2));
         __m256i g = _mm256_or_si256(_mm256_or_si256(_mm256_shuffle_epi8(a, mg0), _mm256_shuffle_epi8(b, mg1)),
@@ -158,7 +151,7 @@ __attribute__((target("avx2"))) static int tsr__gray_rgb16_simd(const uint16_t *
     int x = 0;
     for (; x + 16 <= w; x += 16) {
         const uint8_t *p = (const uint8_t *)(s + 3 * (size_t)x);
-        const __m256i a = tsr__load2(p, p + 48), b = tsr__load2(p + 16, p + 64), c = tsr__load2(p + 32, p + 80);
+        const __m256i a = tsr__load2x16(p, p + 48), b = tsr__load2x16(p + 16, p + 64), c = tsr__load2x16(p + 32, p + 80);
         const __m256i r = _mm256_xor_si256(
             _mm256_or_si256(_mm256_or_si256(_mm256_shuffle_epi8(a, mr0), _mm256_shuffle_epi8(b, mr1)), _mm256_shuffle_epi8(c, mr2)),
             flip);

@@ -56,6 +56,6 @@ static tsr_status tsr__invert_fast(const tsr_image *src, tsr_image *dst, const v
 
 const tsr_variant tsr__invert_cpu[] = {
     {"reference", TSR_BACKEND_CPU, "one sample at a time (the definition)", tsr__invert_reference, NULL, 0, 1, NULL},
-    {"threaded", TSR_BACKEND_CPU, "rows on all threads (small images on one), bytewise NOT vectorised (SSE2/AVX2)", tsr__invert_fast, NULL,
-     1, 0, NULL},
+    {"threaded", TSR_BACKEND_CPU, "rows on all threads (small images on one), bytewise NOT vectorised (SSE2/AVX2)",
+     tsr__invert_fast, NULL, 1, 0, NULL},
     {NULL, 0, NULL, NULL, NULL, 0, 0, NULL}};

@@ -303,7 +303,7 @@ struct tsr__resize_job {
 };
 
 #if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
+#include "simd_x86.h"
 /* The 2x2 kernels of 1 and 4 channels share one loop: each step reads 64 bytes of each source
  * row (two 32-byte halves, k = 0 and 1), CELLS turns a half of both rows into its cells' means,
  * (sum + 2) >> 2, in 16-bit (8-bit samples) or 32-bit lanes, PACK packs the two halves, whose
@@ -411,13 +411,6 @@ TSR_SHRINK2_AVX2(tsr__resize2x2_rgba16_avx2, uint16_t, 4, tsr__cells_rgba16, _mm
         }                                                                                             \
         return d;                                                                                     \
     }
-
-/* Two 16-byte loads into the halves of a 256-bit register. */
-__attribute__((target("avx2"))) static inline __m256i tsr__load2x16(const uint8_t *lo, const uint8_t *hi)
-{
-    return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)lo)),
-                                   _mm_loadu_si128((const __m128i *)hi), 1);
-}
 
 #define X -128
 #define TSR_ARGS(...) __VA_ARGS__   /* a mask's 16 bytes as one macro argument */
@@ -611,8 +604,8 @@ static tsr_status tsr__resize_threaded(const tsr_image *src, tsr_image *dst, con
         if (j.fy > 65537) return tsr__resize_reference(src, dst, params, ex);
         /* sources under 2 MiB on the calling thread (1024x1024 gray 2x: 27 us on 2 threads, 16 on
          * one; 2048x2048: 55 / 58) */
-        tsr__parallel_for(dst->height, 1, tsr__exec_threads_for(ex, tsr_image_row_bytes(src) * (size_t)src->height, (size_t)2 << 20),
-                          tsr__resize_int_rows, &j);
+        const size_t bytes = tsr_image_row_bytes(src) * (size_t)src->height;
+        tsr__parallel_for(dst->height, 1, tsr__exec_threads_for(ex, bytes, (size_t)2 << 20), tsr__resize_int_rows, &j);
         return j.status;
     }
     if ((j.status = tsr__area_plan_make(src, dst->width, dst->height, &j.plan))) return j.status;

@@ -296,15 +296,17 @@ TEST(test_deband_every_range)
     CHECK(cases >= 4 * 256 * 2);   /* the CPU's 'fast' alone */
 }
 
-/* Both Floyd-Steinberg kernels (TSR_DEBAND_FS) against the reference: widths below the bands'
- * lag of 93 steps and above, heights of one band and of many (the bands kernel also with its warps
- * capped at 1 and 3, so that bands wait in the ticket queue), 8-, 10- and 16-bit inputs reduced
- * to 8 and 10 bits, every chroma format. */
+/* Every Floyd-Steinberg kernel (TSR_DEBAND_FS) against the reference: widths below the bands'
+ * lag of 93 steps and above, heights of one band and of many (the bands and pairs kernels also
+ * with their warps capped, so that bands wait in the ticket queue), 8-, 10- and 16-bit inputs
+ * reduced to 8 and 10 bits, every chroma format. */
 TEST(test_deband_cuda_fs_kernels)
 {
     static const int sizes[][2] = {{1, 1}, {1, 100}, {3, 70}, {40, 33}, {97, 64}, {130, 257}, {257, 131}, {1023, 577}};
-    static const char *const how[][2] = {{"block", NULL}, {"bands", NULL}, {"bands", "1"}, {"bands", "3"}};
-    static const int bitss[] = {8, 10, 16};
+    /* kernel, warps cap */
+    static const char *const how[][2] = {{"block", NULL}, {"bands", NULL}, {"pairs", NULL}, {"bands", "1"},
+                                         {"bands", "3"},  {"pairs", "1"},  {"pairs", "6"}};
+    static const int nhow = (int)(sizeof how / sizeof how[0]), bitss[] = {8, 10, 16};
     int cases = 0;
     if (!tsr_cuda_available()) SKIP("no CUDA device");
     for (int si = 0; si < 8; si++)
@@ -315,14 +317,14 @@ TEST(test_deband_cuda_fs_kernels)
             p.dither = TSR_DITHER_FLOYD;
             p.output_depth = bi == 1 ? 8 : si % 2 ? 10 : 8;
             CHECK_OK(db_run("reference", &src, &ref, &p, kk));
-            for (int k = 0; k < 4; k++) {
-                if (k >= 2 && si < 4) continue;
+            for (int k = 0; k < nhow; k++) {
+                if (k >= 3 && si < 4) continue;
                 setenv("TSR_DEBAND_FS", how[k][0], 1);
                 if (how[k][1]) setenv("TSR_DEBAND_FS_WARPS", how[k][1], 1);
                 CHECK_OK(db_run("tile", &src, &out, &p, kk));
-                CHECK_MSG(db_diff(&ref, &out) < 0, "Floyd-Steinberg '%s' (warps %s) differs on %dx%d chroma %d %d-bit -> %d",
-                          how[k][0], how[k][1] ? how[k][1] : "all", sizes[si][0], sizes[si][1], chroma, bitss[bi],
-                          p.output_depth);
+                CHECK_MSG(db_diff(&ref, &out) < 0,
+                          "Floyd-Steinberg '%s' (warps %s) differs on %dx%d chroma %d %d-bit -> %d", how[k][0],
+                          how[k][1] ? how[k][1] : "all", sizes[si][0], sizes[si][1], chroma, bitss[bi], p.output_depth);
                 tsr_frame_free(&out);
                 unsetenv("TSR_DEBAND_FS");
                 unsetenv("TSR_DEBAND_FS_WARPS");
@@ -331,7 +333,7 @@ TEST(test_deband_cuda_fs_kernels)
             tsr_frame_free(&ref);
             tsr_frame_free(&src);
         }
-    CHECK_EQ(cases, 4 * 3 * 2 + 4 * 3 * 4);
+    CHECK_EQ(cases, 4 * 3 * 3 + 4 * 3 * nhow);
 }
 
 TEST(test_deband_seed_and_grain)

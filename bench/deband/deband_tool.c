@@ -161,7 +161,7 @@ static void cmd_gpu(int w, int h, int iters)
     tsr_deband_defaults(&p);
     for (int sz = 0; sz < 2; sz++) {
         int fw = sz ? 1920 : w, fh = sz ? 1080 : h;
-        static const char *const how[] = {"no dither", "block", "bands"};
+        static const char *const how[] = {"no dither", "block", "bands", "pairs"};
         tsr_frame host, d_in, d_out;
         if (tsr_frame_create(&host, fw, fh, TSR_CHROMA_420, 8, TSR_HOST)) die("frame");
         for (int pl = 0; pl < 3; pl++) {
@@ -174,7 +174,7 @@ static void cmd_gpu(int w, int h, int iters)
             tsr_frame_create(&d_out, fw, fh, TSR_CHROMA_420, 8, TSR_DEVICE) || tsr_frame_copy(&host, &d_in, NULL) ||
             tsr_stream_sync(NULL))
             die("device frames");
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < (int)(sizeof how / sizeof how[0]); k++) {
             tsr__db_plane P[3];
             double kms = 0, cms = 0;
             p.dither = k ? TSR_DITHER_FLOYD : TSR_DITHER_NONE;
@@ -183,7 +183,7 @@ static void cmd_gpu(int w, int h, int iters)
 #ifdef TSR_HAVE_CUDA
             if (tsr__deband_cuda_time(5, &d_in, &d_out, P, k == 1 ? 3 : iters, &kms, &cms, NULL)) die("timing");
 #endif
-            printf("gpu: 8-bit %dx%d %-9s frame %8.3f ms  copy %7.3f ms  = %5.1f%% of copy bandwidth  (%.0f frames/s)\n",
+            printf("gpu: 8-bit %dx%d %-11s frame %8.3f ms  copy %7.3f ms  = %5.1f%% of copy bandwidth  (%.0f frames/s)\n",
                    fw, fh, how[k], kms, cms, 100.0 * cms / kms, 1e3 / kms);
         }
         unsetenv("TSR_DEBAND_FS");

@@ -470,13 +470,181 @@ __global__ void __launch_bounds__(32) tsr__db_fsb_kernel(const tsr__db_fsb_args 
     }
 }
 
-/* Which Floyd-Steinberg kernel runs: 'bands' (default) or 'block' (TSR_DEBAND_FS), logged. */
-static int tsr__db_fs_bands(void)
+/* Floyd-Steinberg in bands, a pair of warps per band (the 'pairs' kernel): the bands kernel's
+ * warp spends about 1400 instructions on a chunk of 32 steps, of which the steps themselves are
+ * about 580; the rest (the next chunk's values fetched and staged, the outputs stored, the band
+ * above's errors awaited, row 31's stored for the band below) sits in the same in-order stream
+ * as the chain of errors, on a warp that is alone on its scheduler. Here a second warp does all
+ * of that, a chunk ahead (values, the band above's errors) or behind (outputs, row 31's errors),
+ * through double buffers in shared memory, one barrier of the pair per chunk; the first warp
+ * only reads its values, runs the steps and writes its codes. Same lanes, lags, hand-over words
+ * and tickets as the bands kernel, so the same proofs of exactness and progress hold. */
+template <typename Tout>
+struct tsr__db_fsp_smem {
+    uint16_t v[2][32][32];   /* values of chunks c & 1: [row][step] */
+    Tout q[2][32][32];       /* output codes, same layout */
+    int top[2][32];          /* the band above's errors for lane 0, by step */
+    int eo[2][32];           /* row 31's errors, by step */
+    int u[2];                /* the band above's errors at x = 0 and 1 */
+    int ticket;
+};
+
+template <typename Tout>
+__global__ void __launch_bounds__(64) tsr__db_fsp_kernel(const tsr__db_fsb_args a)
 {
+    __shared__ __align__(16) tsr__db_fsp_smem<Tout> m;
+    const unsigned full = 0xffffffffu;
+    const int l = threadIdx.x & 31;
+    const bool helper = threadIdx.x >= 32;
+    for (;;) {
+        int b, i = 0;
+        if (threadIdx.x == 0) m.ticket = atomicAdd(a.ticket, 1);
+        __syncthreads();
+        b = m.ticket;
+        __syncthreads();   /* both warps have the ticket before thread 0 takes the next */
+        if (b >= a.total) return;
+        while (b >= a.bands[i]) b -= a.bands[i++];
+        const int w = a.P[i].w, h = a.P[i].h, y0 = b * 32, rows = min(32, h - y0);
+        const int steps = w + TSR_DB_FSB_LAG * 31, chunks = (steps + 31) >> 5;
+        if (helper) {
+            const bool last = b + 1 < a.bands[i];
+            const int dp = (int)a.dp[i];   /* the launcher checks that 32 rows of offsets fit an int */
+            const uint16_t *vb = a.vals[i] + (size_t)y0 * (size_t)w;
+            Tout *db = (Tout *)a.dst[i] + (size_t)y0 * a.dp[i];
+            const int *bin = a.bnd[i] + (size_t)(b ? b - 1 : 0) * (size_t)w;
+            int *bout = a.bnd[i] + (size_t)b * (size_t)w;
+            int nv[32], tnext;
+#define TSR_DB_FSP_FETCH(c)                                                                          \
+    do {                                                                                             \
+        const uint16_t *pv_ = vb + ((c) + l);                                                        \
+        _Pragma("unroll") for (int r = 0; r < 32; r++) {                                             \
+            const int x = (c) - TSR_DB_FSB_LAG * r + l;                                               \
+            nv[r] = r < rows && (unsigned)x < (unsigned)w ? __ldg(pv_ + (ptrdiff_t)r * (w - TSR_DB_FSB_LAG)) : 0; \
+        }                                                                                            \
+    } while (0)
+#define TSR_DB_FSP_STAGE(k)                                                                          \
+    do {                                                                                             \
+        _Pragma("unroll") for (int r = 0; r < 32; r++) m.v[k][r][l] = (uint16_t)nv[r];               \
+    } while (0)
+#define TSR_DB_FSP_TOP(c) (b && (c) + 2 + l < w ? tsr__db_ld_relaxed(bin + (c) + 2 + l) : 1)
+/* the band above's errors of chunk c into top[k], waiting for the words not yet written */
+#define TSR_DB_FSP_TOPWAIT(c, k)                                                                     \
+    do {                                                                                             \
+        while (!(tnext & 1)) tnext = tsr__db_ld_relaxed(bin + (c) + 2 + l);                          \
+        m.top[k][l] = tnext >> 1;                                                                    \
+    } while (0)
+/* chunk c's outputs from q[k], and row 31's errors for the band below */
+#define TSR_DB_FSP_OUT(c, k)                                                                         \
+    do {                                                                                             \
+        Tout *pd = db + ((c) + l);                                                                   \
+        _Pragma("unroll") for (int r = 0; r < 32; r++) {                                             \
+            const int x = (c) - TSR_DB_FSB_LAG * r + l;                                               \
+            if (r < rows && (unsigned)x < (unsigned)w) pd[(ptrdiff_t)r * (dp - TSR_DB_FSB_LAG)] = m.q[k][r][l]; \
+        }                                                                                            \
+        if (last) {                                                                                  \
+            const int x = (c) - TSR_DB_FSB_LAG * 31 + l;                                              \
+            if ((unsigned)x < (unsigned)w) tsr__db_st_relaxed(bout + x, 2 * m.eo[k][l] + 1);        \
+        }                                                                                            \
+    } while (0)
+            if (b && l < 2) {   /* lane 0's first window: the row above's errors at x = 0 and 1 */
+                int u = 0;
+                if (l < w) {
+                    do u = tsr__db_ld_relaxed(bin + l);
+                    while (!(u & 1));
+                    u >>= 1;
+                }
+                m.u[l] = u;
+            } else if (l < 2) {
+                m.u[l] = 0;
+            }
+            TSR_DB_FSP_FETCH(0);
+            tnext = TSR_DB_FSP_TOP(0);
+            TSR_DB_FSP_STAGE(0);
+            TSR_DB_FSP_TOPWAIT(0, 0);
+            if (chunks > 1) {
+                TSR_DB_FSP_FETCH(32);
+                tnext = TSR_DB_FSP_TOP(32);
+            }
+            __syncthreads();
+            for (int c = 0; c < chunks; c++) {   /* the other warp runs chunk c meanwhile */
+                const int k1 = (c + 1) & 1;
+                if (c + 1 < chunks) {
+                    TSR_DB_FSP_STAGE(k1);
+                    TSR_DB_FSP_TOPWAIT(32 * (c + 1), k1);
+                    if (c + 2 < chunks) {
+                        TSR_DB_FSP_FETCH(32 * (c + 2));
+                        tnext = TSR_DB_FSP_TOP(32 * (c + 2));
+                    }
+                }
+                if (c) TSR_DB_FSP_OUT(32 * (c - 1), k1);
+                __syncthreads();
+            }
+            TSR_DB_FSP_OUT(32 * (chunks - 1), (chunks - 1) & 1);
+#undef TSR_DB_FSP_FETCH
+#undef TSR_DB_FSP_STAGE
+#undef TSR_DB_FSP_TOP
+#undef TSR_DB_FSP_TOPWAIT
+#undef TSR_DB_FSP_OUT
+        } else {
+            const int s = a.P[i].out_shift;
+            const int half = (1 << s) >> 1, mask = -(1 << s), qmax = a.P[i].out_max << s;
+            const bool row = l < rows;
+            int eleft = 0, u0 = 0, u1 = 0, u2 = 0, prev = 0;
+            __syncthreads();
+            if (l == 0) {
+                u1 = m.u[0];
+                u2 = m.u[1];
+            }
+            for (int c = 0; c < chunks; c++) {
+                const int k = c & 1, c0 = 32 * c;
+                int v[32], e[32];
+                const int bv = m.top[k][l];
+#pragma unroll
+                for (int j = 0; j < 32; j++) v[j] = m.v[k][l][j];
+#pragma unroll
+                for (int j = 0; j < 32; j++) {
+                    const int x = c0 + j - TSR_DB_FSB_LAG * l;
+                    const bool ok = row && (unsigned)x < (unsigned)w;
+                    int inc = __shfl_up_sync(full, prev, 1);   /* lane l-1's last error: x + 2 of the row above */
+                    const int top = __shfl_sync(full, bv, j);
+                    if (l == 0) inc = top;
+                    int kk = 5 * u1 + u0 + 3 * u2 + 8;
+                    asm("mov.b32 %0, %0;" : "+r"(kk));   /* keeps the compiler from folding eleft in first */
+                    const int wh = min(max(v[j] + ((kk + 7 * eleft) >> 4) + half, half), 65535 + half);
+                    const int r = min(wh & mask, qmax);
+                    const int err = ok ? wh - half - r : 0;
+                    v[j] = r >> s;   /* the output code, stored below */
+                    e[j] = err;
+                    eleft = err;
+                    prev = err;
+                    u0 = u1;
+                    u1 = u2;
+                    u2 = inc;
+                }
+#pragma unroll
+                for (int j = 0; j < 32; j++) m.q[k][l][j] = (Tout)v[j];
+                if (l == 31) {
+#pragma unroll
+                    for (int j = 0; j < 32; j++) m.eo[k][j] = e[j];
+                }
+                __syncthreads();
+            }
+        }
+        __syncthreads();   /* the last chunk's outputs are out before the buffers take the next band */
+    }
+}
+
+/* Which Floyd-Steinberg kernel runs: 'pairs' (default), 'bands' or 'block' (TSR_DEBAND_FS), logged;
+ * 0 block, 1 bands, 2 pairs. */
+static int tsr__db_fs_kind(void)
+{
+    static const char *const names[] = {"block", "bands", "pairs"};
     const char *e = getenv("TSR_DEBAND_FS");
-    int bands = !(e && strcmp(e, "block") == 0);
-    if (tsr__log_enabled()) fprintf(stderr, "tessera: deband: Floyd-Steinberg kernel '%s'\n", bands ? "bands" : "block");
-    return bands;
+    int kind = 2;
+    for (int k = 0; k < 3; k++)
+        if (e && strcmp(e, names[k]) == 0) kind = k;
+    if (tsr__log_enabled()) fprintf(stderr, "tessera: deband: Floyd-Steinberg kernel '%s'\n", names[kind]);
+    return kind;
 }
 
 /* Queue Floyd-Steinberg of the frame's 16-bit values (sc->vals) into dst's planes. */
@@ -487,7 +655,8 @@ static tsr_status tsr__db_fs_enqueue(const tsr_frame *src, tsr_frame *dst, const
     int fits = 1;   /* the bands kernel addresses 32 rows with int offsets */
     for (int i = 0; i < src->nplanes; i++)
         fits &= (long long)P[i].w * 32 < INT_MAX && (long long)(dst->stride[i] / (wide_out ? 2 : 1)) * 32 < INT_MAX;
-    if (fits && tsr__db_fs_bands()) {
+    const int kind = fits ? tsr__db_fs_kind() : 0;
+    if (kind) {
         tsr__db_fsb_args a;
         size_t off = 0;
         memset(&a, 0, sizeof a);
@@ -504,11 +673,18 @@ static tsr_status tsr__db_fs_enqueue(const tsr_frame *src, tsr_frame *dst, const
         a.ticket = sc->errs + off;   /* the scratch has one word more than the samples */
         TSR_DB_TRY(cudaMemsetAsync(sc->errs, 0, (off + 1) * sizeof(int), st), "deband: cudaMemsetAsync");
         {
-            /* TSR_DEBAND_FS_WARPS caps the warps (tests: bands queued behind busy warps) */
+            /* TSR_DEBAND_FS_WARPS caps the warps, in whole blocks (tests: bands queued behind busy
+             * warps) */
             const char *e = getenv("TSR_DEBAND_FS_WARPS");
-            const int cap = e && atoi(e) > 0 ? atoi(e) : tsr__cu_sm_count() * 16, warps = a.total < cap ? a.total : cap;
-            if (wide_out) tsr__db_fsb_kernel<uint16_t><<<warps, 32, 0, st>>>(a);
-            else tsr__db_fsb_kernel<uint8_t><<<warps, 32, 0, st>>>(a);
+            const int per = kind == 2 ? 2 : 1, cap = e && atoi(e) > 0 ? atoi(e) : tsr__cu_sm_count() * 16;
+            const int blocks = a.total < cap / per ? a.total : cap / per > 1 ? cap / per : 1;
+            if (kind == 1) {
+                if (wide_out) tsr__db_fsb_kernel<uint16_t><<<blocks, 32, 0, st>>>(a);
+                else tsr__db_fsb_kernel<uint8_t><<<blocks, 32, 0, st>>>(a);
+            } else {
+                if (wide_out) tsr__db_fsp_kernel<uint16_t><<<blocks, 64, 0, st>>>(a);
+                else tsr__db_fsp_kernel<uint8_t><<<blocks, 64, 0, st>>>(a);
+            }
         }
         return TSR_CUDA_LAUNCHED("deband: Floyd-Steinberg kernel");
     }

@@ -326,13 +326,13 @@ static tsr_status tsr__dbt_launch(const tsr__dbt_args &A, size_t bytes, cudaStre
  * blocks (two planes each, a quarter as many) are the heaviest; run last they left the launch a
  * tail. H200, thirty-first session, one build, TSR_CUDA_DEBAND_CHROMA_FIRST 0 / 1 alternating, 2
  * rounds, 4K 16-bit 4:2:0, % of the frame's plane-by-plane copy: sample mode 2 83.6-84.4 / 85.1-86.2
- * (0.046 / 0.045 ms), mode 1 102.9-103.4 / 107.9-109.5 (0.037 / 0.035 ms). Chroma first is the
- * default in mode 2; mode 1 keeps luma first until make test has run on the GPU with it (the
- * twentieth session's separate builds had measured mode 1 slower that way, 102-103 against
- * 105.5-106, with different register allocations). TSR_CUDA_DEBAND_CHROMA_FIRST (0 or 1) overrides. */
-static int tsr__dbt_first(int sample_mode)
+ * (0.046 / 0.045 ms), mode 1 102.9-103.4 / 107.9-109.5 (0.037 / 0.035 ms). So chroma first is the
+ * default in both modes (the twentieth session's separate builds had measured mode 1 slower that
+ * way, 102-103 against 105.5-106, but their register allocations differed).
+ * TSR_CUDA_DEBAND_CHROMA_FIRST (0 or 1) overrides. */
+static int tsr__dbt_first(void)
 {
-    return tsr__env_int("TSR_CUDA_DEBAND_CHROMA_FIRST", sample_mode == 2) ? 1 : 0;
+    return tsr__env_int("TSR_CUDA_DEBAND_CHROMA_FIRST", 1) ? 1 : 0;
 }
 
 /* Queue the tile variant for a frame (arguments as tsr__dbv_run): one launch for all groups when
@@ -372,7 +372,7 @@ static tsr_status tsr__dbt_run(const tsr_frame *src, tsr_frame *dst, const tsr__
         bytes = b > bytes ? b : bytes;
     }
     if (!A.ng) return TSR_OK;
-    A.first = A.ng > 1 ? tsr__dbt_first(P[0].sample_mode) : 0;
+    A.first = A.ng > 1 ? tsr__dbt_first() : 0;
     raw = vals || (wide_out && P[0].out_shift == 0);
     if (raw) return wide_in ? tsr__dbt_launch<uint16_t, uint16_t, 1>(A, bytes, st) : tsr__dbt_launch<uint8_t, uint16_t, 1>(A, bytes, st);
     if (wide_in) return wide_out ? tsr__dbt_launch<uint16_t, uint16_t, 0>(A, bytes, st) : tsr__dbt_launch<uint16_t, uint8_t, 0>(A, bytes, st);

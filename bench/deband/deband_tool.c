@@ -159,8 +159,11 @@ static void cmd_gpu(int w, int h, int iters)
      * kernel into 16-bit values, then the dither) with each dither kernel, and without dither. */
     printf("gpu: 8-bit 4:2:0 in and out, defaults (tile, Floyd-Steinberg); copy: the frame plane by plane\n");
     tsr_deband_defaults(&p);
-    for (int sz = 0; sz < 2; sz++) {
-        int fw = sz ? 1920 : w, fh = sz ? 1080 : h;
+    /* the frame, 1080p, and frames of 2 and 20 bands of luma rows: their difference over 18 is
+     * the lag from band to band, the first the time of one band */
+    for (int sz = 0; sz < 4; sz++) {
+        static const int szs[][2] = {{0, 0}, {1920, 1080}, {3840, 64}, {3840, 640}};
+        int fw = sz ? szs[sz][0] : w, fh = sz ? szs[sz][1] : h;
         static const char *const how[] = {"no dither", "block", "bands", "pairs"};
         tsr_frame host, d_in, d_out;
         if (tsr_frame_create(&host, fw, fh, TSR_CHROMA_420, 8, TSR_HOST)) die("frame");

@@ -506,44 +506,58 @@ __global__ void __launch_bounds__(64) tsr__db_fsp_kernel(const tsr__db_fsb_args 
         while (b >= a.bands[i]) b -= a.bands[i++];
         const int w = a.P[i].w, h = a.P[i].h, y0 = b * 32, rows = min(32, h - y0);
         const int steps = w + TSR_DB_FSB_LAG * 31, chunks = (steps + 31) >> 5;
+        const bool last = b + 1 < a.bands[i];
+        const int *bin = a.bnd[i] + (size_t)(b ? b - 1 : 0) * (size_t)w;
+        int *bout = a.bnd[i] + (size_t)b * (size_t)w;
+        int tnext = 1;
+#define TSR_DB_FSP_TOP(c) (b && (c) + 2 + l < w ? tsr__db_ld_relaxed(bin + (c) + 2 + l) : 1)
+/* chunk c's row 31 errors from eo[k], for the band below */
+#define TSR_DB_FSP_SINK(c, k)                                                                        \
+    do {                                                                                             \
+        const int x = (c) - TSR_DB_FSB_LAG * 31 + l;                                                  \
+        if (last && (unsigned)x < (unsigned)w) tsr__db_st_relaxed(bout + x, 2 * m.eo[k][l] + 1);    \
+    } while (0)
         if (helper) {
-            const bool last = b + 1 < a.bands[i];
             const int dp = (int)a.dp[i];   /* the launcher checks that 32 rows of offsets fit an int */
             const uint16_t *vb = a.vals[i] + (size_t)y0 * (size_t)w;
             Tout *db = (Tout *)a.dst[i] + (size_t)y0 * a.dp[i];
-            const int *bin = a.bnd[i] + (size_t)(b ? b - 1 : 0) * (size_t)w;
-            int *bout = a.bnd[i] + (size_t)b * (size_t)w;
-            int nv[32], tnext;
+            int nv[32];
+/* a chunk whose 32 rows' pixels all lie inside the plane: no tests per row (they made a branch
+ * per row around each store) */
+#define TSR_DB_FSP_INSIDE(c) (rows == 32 && (c) >= TSR_DB_FSB_LAG * 31 && (c) + 31 < w)
 #define TSR_DB_FSP_FETCH(c)                                                                          \
     do {                                                                                             \
         const uint16_t *pv_ = vb + ((c) + l);                                                        \
-        _Pragma("unroll") for (int r = 0; r < 32; r++) {                                             \
-            const int x = (c) - TSR_DB_FSB_LAG * r + l;                                               \
-            nv[r] = r < rows && (unsigned)x < (unsigned)w ? __ldg(pv_ + (ptrdiff_t)r * (w - TSR_DB_FSB_LAG)) : 0; \
+        if (TSR_DB_FSP_INSIDE(c)) {                                                                  \
+            _Pragma("unroll") for (int r = 0; r < 32; r++) nv[r] = __ldg(pv_ + (ptrdiff_t)r * (w - TSR_DB_FSB_LAG)); \
+        } else {                                                                                     \
+            _Pragma("unroll") for (int r = 0; r < 32; r++) {                                         \
+                const int x = (c) - TSR_DB_FSB_LAG * r + l;                                           \
+                nv[r] = r < rows && (unsigned)x < (unsigned)w ? __ldg(pv_ + (ptrdiff_t)r * (w - TSR_DB_FSB_LAG)) : 0; \
+            }                                                                                        \
         }                                                                                            \
     } while (0)
 #define TSR_DB_FSP_STAGE(k)                                                                          \
     do {                                                                                             \
         _Pragma("unroll") for (int r = 0; r < 32; r++) m.v[k][r][l] = (uint16_t)nv[r];               \
     } while (0)
-#define TSR_DB_FSP_TOP(c) (b && (c) + 2 + l < w ? tsr__db_ld_relaxed(bin + (c) + 2 + l) : 1)
 /* the band above's errors of chunk c into top[k], waiting for the words not yet written */
 #define TSR_DB_FSP_TOPWAIT(c, k)                                                                     \
     do {                                                                                             \
         while (!(tnext & 1)) tnext = tsr__db_ld_relaxed(bin + (c) + 2 + l);                          \
         m.top[k][l] = tnext >> 1;                                                                    \
     } while (0)
-/* chunk c's outputs from q[k], and row 31's errors for the band below */
+/* chunk c's outputs from q[k] */
 #define TSR_DB_FSP_OUT(c, k)                                                                         \
     do {                                                                                             \
         Tout *pd = db + ((c) + l);                                                                   \
-        _Pragma("unroll") for (int r = 0; r < 32; r++) {                                             \
-            const int x = (c) - TSR_DB_FSB_LAG * r + l;                                               \
-            if (r < rows && (unsigned)x < (unsigned)w) pd[(ptrdiff_t)r * (dp - TSR_DB_FSB_LAG)] = m.q[k][r][l]; \
-        }                                                                                            \
-        if (last) {                                                                                  \
-            const int x = (c) - TSR_DB_FSB_LAG * 31 + l;                                              \
-            if ((unsigned)x < (unsigned)w) tsr__db_st_relaxed(bout + x, 2 * m.eo[k][l] + 1);        \
+        if (TSR_DB_FSP_INSIDE(c)) {                                                                  \
+            _Pragma("unroll") for (int r = 0; r < 32; r++) pd[(ptrdiff_t)r * (dp - TSR_DB_FSB_LAG)] = m.q[k][r][l]; \
+        } else {                                                                                     \
+            _Pragma("unroll") for (int r = 0; r < 32; r++) {                                         \
+                const int x = (c) - TSR_DB_FSB_LAG * r + l;                                           \
+                if (r < rows && (unsigned)x < (unsigned)w) pd[(ptrdiff_t)r * (dp - TSR_DB_FSB_LAG)] = m.q[k][r][l]; \
+            }                                                                                        \
         }                                                                                            \
     } while (0)
             if (b && l < 2) {   /* lane 0's first window: the row above's errors at x = 0 and 1 */
@@ -566,25 +580,29 @@ __global__ void __launch_bounds__(64) tsr__db_fsp_kernel(const tsr__db_fsb_args 
                 tnext = TSR_DB_FSP_TOP(32);
             }
             __syncthreads();
+            /* The band below waits for row 31's errors, so they go first; the band above's are
+             * awaited last, giving them the most time. */
             for (int c = 0; c < chunks; c++) {   /* the other warp runs chunk c meanwhile */
                 const int k1 = (c + 1) & 1;
+                if (c) TSR_DB_FSP_SINK(32 * (c - 1), k1);
                 if (c + 1 < chunks) {
                     TSR_DB_FSP_STAGE(k1);
-                    TSR_DB_FSP_TOPWAIT(32 * (c + 1), k1);
-                    if (c + 2 < chunks) {
-                        TSR_DB_FSP_FETCH(32 * (c + 2));
-                        tnext = TSR_DB_FSP_TOP(32 * (c + 2));
-                    }
+                    if (c + 2 < chunks) TSR_DB_FSP_FETCH(32 * (c + 2));
                 }
                 if (c) TSR_DB_FSP_OUT(32 * (c - 1), k1);
+                if (c + 1 < chunks) {
+                    TSR_DB_FSP_TOPWAIT(32 * (c + 1), k1);
+                    if (c + 2 < chunks) tnext = TSR_DB_FSP_TOP(32 * (c + 2));
+                }
                 __syncthreads();
             }
+            TSR_DB_FSP_SINK(32 * (chunks - 1), (chunks - 1) & 1);
             TSR_DB_FSP_OUT(32 * (chunks - 1), (chunks - 1) & 1);
 #undef TSR_DB_FSP_FETCH
 #undef TSR_DB_FSP_STAGE
-#undef TSR_DB_FSP_TOP
 #undef TSR_DB_FSP_TOPWAIT
 #undef TSR_DB_FSP_OUT
+#undef TSR_DB_FSP_INSIDE
         } else {
             const int s = a.P[i].out_shift;
             const int half = (1 << s) >> 1, mask = -(1 << s), qmax = a.P[i].out_max << s;
@@ -630,6 +648,8 @@ __global__ void __launch_bounds__(64) tsr__db_fsp_kernel(const tsr__db_fsb_args 
                 __syncthreads();
             }
         }
+#undef TSR_DB_FSP_TOP
+#undef TSR_DB_FSP_SINK
         __syncthreads();   /* the last chunk's outputs are out before the buffers take the next band */
     }
 }

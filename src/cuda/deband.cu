@@ -3,8 +3,9 @@
  * gathered from shared memory; deband_vec.cuh), the seed's packed-pixel
  * experiments
  * (aos3: three shorts read one at a time; aos4: four shorts read with one short4 load),
- * Floyd-Steinberg as exact wavefronts (bands: a warp per 32 rows, every band of the frame at
- * once; block: the earlier one block per plane, a thread per row), and the three-stream frame pipe. Every CUDA call is checked. */
+ * Floyd-Steinberg as exact wavefronts (pairs: a stepping warp and a helper warp per 32 rows, every
+ * band of the frame at once; bands: one warp per 32 rows; block: the earlier one block per plane, a
+ * thread per row), and the three-stream frame pipe. Every CUDA call is checked. */
 #include "kernels_common.cuh"
 #include "../cpu/deband_int.h"
 #include <limits.h>

@@ -91,7 +91,7 @@ if [[ $what == all || $what == gpu ]]; then
         echo "pipe alone (cat | cat): $(calc "$FRAMES / ($t1 - $t0)") fps"
         # 8-bit in and out (the common stream: Floyd-Steinberg by default), each dither kernel.
         "$tool" gen $W $H "$FRAMES" 8 > "$TMPD/uhd8.y4m"
-        for fs in block bands; do
+        for fs in block bands pairs; do
             t0=$(now)
             cat "$TMPD/uhd8.y4m" | TSR_DEBAND_FS=$fs "$TESSERA" --backend cuda --quiet deband - - | cat > /dev/null
             t1=$(now)

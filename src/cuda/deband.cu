@@ -337,6 +337,37 @@ __device__ __forceinline__ void tsr__db_st_relaxed(int *p, int v)
     asm volatile("st.relaxed.gpu.global.s32 [%0], %1;" ::"l"(p), "r"(v));
 }
 
+/* The 32 steps of a chunk starting at step c0 for lane l (row l of a band), in both band kernels:
+ * v holds the chunk's values and gets the output codes, e gets the errors, bv is lane j's word of
+ * the band above's errors for lane 0 at step j; the lane's state between chunks is eleft (the error
+ * from the left), u0, u1, u2 (the row above's at x-1, x, x+1) and prev (its own last error, for
+ * the lane below). Only the chain of errors runs here, 8 dependent instructions a step: global
+ * loads and stores between the steps held up the in-order issue (tried: about 2x slower a step).
+ * w = clamp(v + floor((acc + 8) / 16)) is carried as w + half; r is the output code << s. A macro
+ * rather than a function: the function form compiled to other schedules. */
+#define TSR_DB_FS_STEPS(c0)                                                                          \
+    do {                                                                                             \
+        _Pragma("unroll") for (int j = 0; j < 32; j++) {                                             \
+            const int x = (c0) + j - TSR_DB_FSB_LAG * l;                                              \
+            const bool ok = row && (unsigned)x < (unsigned)w;                                        \
+            int inc = __shfl_up_sync(full, prev, 1); /* lane l-1's last error: x + 2 of the row above */ \
+            const int top = __shfl_sync(full, bv, j);                                                \
+            if (l == 0) inc = top;                                                                   \
+            int acc = 5 * u1 + u0 + 3 * u2 + 8;                                                      \
+            asm("mov.b32 %0, %0;" : "+r"(acc)); /* keeps the compiler from folding eleft in first */ \
+            const int wh = min(max(v[j] + ((acc + 7 * eleft) >> 4) + half, half), 65535 + half);     \
+            const int r = min(wh & mask, qmax);                                                      \
+            const int err = ok ? wh - half - r : 0;                                                  \
+            v[j] = r >> s;                                                                           \
+            e[j] = err;                                                                              \
+            eleft = err;                                                                             \
+            prev = err;                                                                              \
+            u0 = u1;                                                                                 \
+            u1 = u2;                                                                                 \
+            u2 = inc;                                                                                \
+        }                                                                                            \
+    } while (0)
+
 /* The warp's staging in shared memory, rings of 64 steps per row (row r's pixel x at step
  * x + 3r): each lane's values and outputs go through it so that global memory sees one
  * coalesced row segment per instruction (a lane per pixel of one row) rather than 32 rows per
@@ -407,29 +438,7 @@ __device__ __forceinline__ void tsr__db_fsb_band(const tsr__db_fsb_args &a, int 
             TSR_DB_FSB_FETCH(c0 + 32);
             bnext = TSR_DB_FSB_TOP(c0 + 32);
         }
-        /* Only the chain runs here: global loads and stores between the steps held up the
-         * in-order issue (tried: about 2x slower a step). */
-#pragma unroll
-        for (int j = 0; j < 32; j++) {
-            const int x = c0 + j - TSR_DB_FSB_LAG * l;
-            const bool ok = row && (unsigned)x < (unsigned)w;
-            int inc = __shfl_up_sync(full, prev, 1);   /* lane l-1's last error: x + 2 of the row above */
-            const int top = __shfl_sync(full, bv, j);
-            if (l == 0) inc = top;
-            /* w = clamp(v + floor((acc + 8) / 16)) carried as w + half; r = the output code << s */
-            int k = 5 * u1 + u0 + 3 * u2 + 8;
-            asm("mov.b32 %0, %0;" : "+r"(k));   /* keeps the compiler from folding eleft in first */
-            const int wh = min(max(v[j] + ((k + 7 * eleft) >> 4) + half, half), 65535 + half);
-            const int r = min(wh & mask, qmax);
-            const int err = ok ? wh - half - r : 0;
-            v[j] = r >> s;   /* the output code, staged below */
-            e[j] = err;
-            eleft = err;
-            prev = err;
-            u0 = u1;
-            u1 = u2;
-            u2 = inc;
-        }
+        TSR_DB_FS_STEPS(c0);
 #pragma unroll
         for (int j = 0; j < 32; j++) m.q[l][o + j] = (Tout)v[j];
         if (l == 31) {
@@ -620,26 +629,7 @@ __global__ void __launch_bounds__(64) tsr__db_fsp_kernel(const tsr__db_fsb_args 
                 const int bv = m.top[k][l];
 #pragma unroll
                 for (int j = 0; j < 32; j++) v[j] = m.v[k][l][j];
-#pragma unroll
-                for (int j = 0; j < 32; j++) {
-                    const int x = c0 + j - TSR_DB_FSB_LAG * l;
-                    const bool ok = row && (unsigned)x < (unsigned)w;
-                    int inc = __shfl_up_sync(full, prev, 1);   /* lane l-1's last error: x + 2 of the row above */
-                    const int top = __shfl_sync(full, bv, j);
-                    if (l == 0) inc = top;
-                    int kk = 5 * u1 + u0 + 3 * u2 + 8;
-                    asm("mov.b32 %0, %0;" : "+r"(kk));   /* keeps the compiler from folding eleft in first */
-                    const int wh = min(max(v[j] + ((kk + 7 * eleft) >> 4) + half, half), 65535 + half);
-                    const int r = min(wh & mask, qmax);
-                    const int err = ok ? wh - half - r : 0;
-                    v[j] = r >> s;   /* the output code, stored below */
-                    e[j] = err;
-                    eleft = err;
-                    prev = err;
-                    u0 = u1;
-                    u1 = u2;
-                    u2 = inc;
-                }
+                TSR_DB_FS_STEPS(c0);
 #pragma unroll
                 for (int j = 0; j < 32; j++) m.q[k][l][j] = (Tout)v[j];
                 if (l == 31) {

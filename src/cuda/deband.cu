@@ -368,6 +368,17 @@ __device__ __forceinline__ void tsr__db_st_relaxed(int *p, int v)
         }                                                                                            \
     } while (0)
 
+/* The values of the chunk at step c of a band's rows into nv: lane l takes row r's pixel
+ * c + l - 3r (0 outside the plane), at vb + (c + l) + r (w - 3); both band kernels. */
+#define TSR_DB_FS_FETCH(c)                                                                           \
+    do {                                                                                             \
+        const uint16_t *pv_ = vb + ((c) + l);                                                        \
+        _Pragma("unroll") for (int r = 0; r < 32; r++) {                                             \
+            const int x = (c) - TSR_DB_FSB_LAG * r + l;                                               \
+            nv[r] = r < rows && (unsigned)x < (unsigned)w ? __ldg(pv_ + (ptrdiff_t)r * (w - TSR_DB_FSB_LAG)) : 0; \
+        }                                                                                            \
+    } while (0)
+
 /* The warp's staging in shared memory, rings of 64 steps per row (row r's pixel x at step
  * x + 3r): each lane's values and outputs go through it so that global memory sees one
  * coalesced row segment per instruction (a lane per pixel of one row) rather than 32 rows per
@@ -397,15 +408,6 @@ __device__ __forceinline__ void tsr__db_fsb_band(const tsr__db_fsb_args &a, int 
     /* eleft: the error from the left; u0, u1, u2: the row above's at x-1, x, x+1 */
     int eleft = 0, u0 = 0, u1 = 0, u2 = 0, prev = 0, bnext = 1, nv[32];
     const int steps = w + TSR_DB_FSB_LAG * 31;
-    /* the values of the chunk at step c, lane j: row r's pixel c + j - 3r */
-#define TSR_DB_FSB_FETCH(c)                                                                          \
-    do {                                                                                             \
-        const uint16_t *pv_ = vb + ((c) + l);   /* row r's pixel: pv_ + r (w - 3) */              \
-        _Pragma("unroll") for (int r = 0; r < 32; r++) {                                             \
-            const int x = (c) - TSR_DB_FSB_LAG * r + l;                                               \
-            nv[r] = r < rows && (unsigned)x < (unsigned)w ? __ldg(pv_ + (ptrdiff_t)r * (w - TSR_DB_FSB_LAG)) : 0; \
-        }                                                                                            \
-    } while (0)
 #define TSR_DB_FSB_STAGE(c)                                                                          \
     do {                                                                                             \
         _Pragma("unroll") for (int r = 0; r < 32; r++) m.v[r][((c) & 32) + l] = (uint16_t)nv[r];    \
@@ -423,7 +425,7 @@ __device__ __forceinline__ void tsr__db_fsb_band(const tsr__db_fsb_args &a, int 
             u2 >>= 1;
         }
     }
-    TSR_DB_FSB_FETCH(0);
+    TSR_DB_FS_FETCH(0);
     bnext = TSR_DB_FSB_TOP(0);
     TSR_DB_FSB_STAGE(0);
     __syncwarp();
@@ -435,7 +437,7 @@ __device__ __forceinline__ void tsr__db_fsb_band(const tsr__db_fsb_args &a, int 
 #pragma unroll
         for (int j = 0; j < 32; j++) v[j] = m.v[l][o + j];
         if (c0 + 32 < steps) {
-            TSR_DB_FSB_FETCH(c0 + 32);
+            TSR_DB_FS_FETCH(c0 + 32);
             bnext = TSR_DB_FSB_TOP(c0 + 32);
         }
         TSR_DB_FS_STEPS(c0);
@@ -461,7 +463,6 @@ __device__ __forceinline__ void tsr__db_fsb_band(const tsr__db_fsb_args &a, int 
         if (c0 + 32 < steps) TSR_DB_FSB_STAGE(c0 + 32);
         __syncwarp();
     }
-#undef TSR_DB_FSB_FETCH
 #undef TSR_DB_FSB_STAGE
 #undef TSR_DB_FSB_TOP
 }
@@ -537,14 +538,11 @@ __global__ void __launch_bounds__(64) tsr__db_fsp_kernel(const tsr__db_fsb_args 
 #define TSR_DB_FSP_INSIDE(c) (rows == 32 && (c) >= TSR_DB_FSB_LAG * 31 && (c) + 31 < w)
 #define TSR_DB_FSP_FETCH(c)                                                                          \
     do {                                                                                             \
-        const uint16_t *pv_ = vb + ((c) + l);                                                        \
+        const uint16_t *pi_ = vb + ((c) + l);                                                        \
         if (TSR_DB_FSP_INSIDE(c)) {                                                                  \
-            _Pragma("unroll") for (int r = 0; r < 32; r++) nv[r] = __ldg(pv_ + (ptrdiff_t)r * (w - TSR_DB_FSB_LAG)); \
+            _Pragma("unroll") for (int r = 0; r < 32; r++) nv[r] = __ldg(pi_ + (ptrdiff_t)r * (w - TSR_DB_FSB_LAG)); \
         } else {                                                                                     \
-            _Pragma("unroll") for (int r = 0; r < 32; r++) {                                         \
-                const int x = (c) - TSR_DB_FSB_LAG * r + l;                                           \
-                nv[r] = r < rows && (unsigned)x < (unsigned)w ? __ldg(pv_ + (ptrdiff_t)r * (w - TSR_DB_FSB_LAG)) : 0; \
-            }                                                                                        \
+            TSR_DB_FS_FETCH(c);                                                                      \
         }                                                                                            \
     } while (0)
 #define TSR_DB_FSP_STAGE(k)                                                                          \
@@ -663,7 +661,7 @@ static tsr_status tsr__db_fs_enqueue(const tsr_frame *src, tsr_frame *dst, const
                                      tsr__db_scratch *sc, cudaStream_t st)
 {
     const int wide_out = dst->bits > 8;
-    int fits = 1;   /* the bands kernel addresses 32 rows with int offsets */
+    int fits = 1;   /* the bands and pairs kernels address 32 rows with int offsets */
     for (int i = 0; i < src->nplanes; i++)
         fits &= (long long)P[i].w * 32 < INT_MAX && (long long)(dst->stride[i] / (wide_out ? 2 : 1)) * 32 < INT_MAX;
     const int kind = fits ? tsr__db_fs_kind() : 0;
@@ -688,7 +686,7 @@ static tsr_status tsr__db_fs_enqueue(const tsr_frame *src, tsr_frame *dst, const
              * warps) */
             const char *e = getenv("TSR_DEBAND_FS_WARPS");
             const int per = kind == 2 ? 2 : 1, cap = e && atoi(e) > 0 ? atoi(e) : tsr__cu_sm_count() * 16;
-            const int blocks = a.total < cap / per ? a.total : cap / per > 1 ? cap / per : 1;
+            const int blocks = min(a.total, max(1, cap / per));
             if (kind == 1) {
                 if (wide_out) tsr__db_fsb_kernel<uint16_t><<<blocks, 32, 0, st>>>(a);
                 else tsr__db_fsb_kernel<uint8_t><<<blocks, 32, 0, st>>>(a);
